@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+// Pincer: a plugin host for developer tools. See README.md.
+import PackageDescription
+
+let root = Context.packageDirectory
+
+// Plugins export exactly one symbol (pincer_plugin_entry); the version
+// script hides everything else, including Swift symbols.
+let exportOnlyEntry: [LinkerSetting] = [
+    .unsafeFlags(["-Xlinker", "--version-script=\(root)/SDK/plugin.exports"]),
+]
+let hiddenByDefault: [CSetting] = [.headerSearchPath("../../SDK/include"), .unsafeFlags(["-fvisibility=hidden", "-Wall", "-Wextra", "-pedantic"])]
+
+let package = Package(
+    name: "Pincer",
+    products: [
+        .executable(name: "pincer", targets: ["pincer"]),
+        .executable(name: "pincer-bench", targets: ["pincer-bench"]),
+        .library(name: "PincerHost", targets: ["PincerHost"]),
+        .library(name: "PincerPluginKit", targets: ["PincerPluginKit"]),
+        // Built-in plugins: the host finds lib pincer-plugin-*.so beside its executable.
+        .library(name: "pincer-plugin-devopts", type: .dynamic, targets: ["DeveloperOptions"]),
+        .library(name: "pincer-plugin-sysinfo", type: .dynamic, targets: ["SystemInfo"]),
+    ],
+    targets: [
+        // The public C contract.
+        .systemLibrary(name: "CPincerSDK", path: "SDK/include"),
+        // C libraries from Debian.
+        .systemLibrary(name: "CFFI", path: "Sources/CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CEdit", path: "Sources/CEdit", providers: [.apt(["libedit-dev"])]),
+
+        .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "CSQLite"]),
+        .target(name: "PincerShell", dependencies: ["PincerHost", "CEdit"]),
+        .executableTarget(name: "pincer", dependencies: ["PincerShell"]),
+        .target(name: "PincerPluginKit", dependencies: ["CPincerSDK"]),
+
+        .target(name: "DeveloperOptions", dependencies: ["CPincerSDK"], path: "Plugins/DeveloperOptions",
+                cSettings: hiddenByDefault, linkerSettings: exportOnlyEntry),
+        .target(name: "SystemInfo", dependencies: ["PincerPluginKit"], path: "Plugins/SystemInfo",
+                linkerSettings: exportOnlyEntry),
+
+        // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
+        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels"]),
+        .target(name: "BenchKernels", dependencies: ["CPincerSDK"],
+                cSettings: [.headerSearchPath("../../SDK/include")]),
+        .executableTarget(name: "bench-hello"),
+
+        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,198 @@
+import CFFI
+import CPincerSDK
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A command failed: the plugin's status and message, or a host-side reason.
+public struct CommandFailure: Error, Sendable, CustomStringConvertible {
+    public let status: UInt32
+    public let message: String
+    public var description: String { message }
+}
+
+/// A registered command: `prefix.name`, its parsed signature and the C
+/// function behind it.
+public final class Command: @unchecked Sendable {
+    public let fullName: String
+    public let signature: Signature
+    public let summary: String
+    public let details: String
+    public let changesState: Bool
+    public let pluginID: String
+
+    enum Implementation {
+        case typed(pincer_typed_fn_t, CallInterface)
+        case values(pincer_values_fn_t)
+    }
+
+    let implementation: Implementation
+    let context: UnsafeMutableRawPointer?
+    /// Serialises calls into the owning plugin.
+    let gate: Lock
+
+    init(fullName: String, signature: Signature, summary: String, details: String, changesState: Bool,
+         pluginID: String, implementation: Implementation, context: UnsafeMutableRawPointer?, gate: Lock) {
+        self.fullName = fullName
+        self.signature = signature
+        self.summary = summary
+        self.details = details
+        self.changesState = changesState
+        self.pluginID = pluginID
+        self.implementation = implementation
+        self.context = context
+        self.gate = gate
+    }
+
+    public var usage: String { signature.usage(fullName: fullName) }
+
+    /// Calls the command with arguments already converted to the signature's
+    /// types, one per parameter (defaults filled in).
+    public func invoke(_ arguments: [Value]) throws(CommandFailure) -> Value {
+        let call = try PreparedCall(command: self, arguments: arguments)
+        return try call.invoke()
+    }
+}
+
+/// A libffi call interface for one signature, prepared once per command.
+/// C shape: status fn(void *ctx, pincer_call_t *call, P1..Pn [, R *result]).
+final class CallInterface: @unchecked Sendable {
+    let cif = UnsafeMutablePointer<ffi_cif>.allocate(capacity: 1)
+    let types: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
+    let argumentCount: Int
+    let hasResultPointer: Bool
+
+    init(signature: Signature) throws(CommandFailure) {
+        hasResultPointer = signature.result != .void && signature.result != .string
+        argumentCount = 2 + signature.parameters.count + (hasResultPointer ? 1 : 0)
+        types = .allocate(capacity: argumentCount)
+        types[0] = cffi_type_pointer()
+        types[1] = cffi_type_pointer()
+        for (i, p) in signature.parameters.enumerated() {
+            types[2 + i] = CallInterface.ffiType(p.type)
+        }
+        if hasResultPointer { types[argumentCount - 1] = cffi_type_pointer() }
+        let rc = ffi_prep_cif(cif, cffi_default_abi(), UInt32(argumentCount), cffi_type_uint32(), types)
+        guard rc == FFI_OK else {
+            throw CommandFailure(status: PINCER_FAILED, message: "libffi could not prepare a call interface for '\(signature.text)' (ffi_status \(rc.rawValue))")
+        }
+    }
+
+    // Never freed: commands live as long as the process (plugins are never unloaded).
+
+    static func ffiType(_ type: ValueType) -> UnsafeMutablePointer<ffi_type> {
+        switch type {
+        case .void: cffi_type_void()
+        case .bool: cffi_type_uint8()
+        case .i32: cffi_type_sint32()
+        case .i64: cffi_type_sint64()
+        case .u64: cffi_type_uint64()
+        case .f64: cffi_type_double()
+        case .string: cffi_type_pointer()
+        }
+    }
+}
+
+/// A call with its arguments converted and laid out in native form, ready to
+/// be made any number of times without further allocation (for scalars).
+public final class PreparedCall {
+    public let command: Command
+    private let argumentCount: Int
+    /// 8-byte native slots: [context, call handle, parameters..., result pointer].
+    private let slots: UnsafeMutablePointer<UInt64>
+    private let pointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    private let values: UnsafeMutablePointer<pincer_value_t>
+    private let result = UnsafeMutablePointer<pincer_value_t>.allocate(capacity: 1)
+    private var strings: [UnsafeMutablePointer<CChar>] = []
+    private let reply = Reply()
+    private let handle = UnsafeMutablePointer<pincer_call_t>.allocate(capacity: 1)
+
+    public init(command: Command, arguments: [Value]) throws(CommandFailure) {
+        let params = command.signature.parameters
+        guard arguments.count == params.count else {
+            throw CommandFailure(status: PINCER_INVALID_ARGUMENT, message: "\(command.fullName) takes \(params.count) arguments, got \(arguments.count)")
+        }
+        self.command = command
+        argumentCount = 3 + params.count
+        slots = .allocate(capacity: argumentCount)
+        slots.initialize(repeating: 0, count: argumentCount)
+        pointers = .allocate(capacity: argumentCount)
+        values = .allocate(capacity: max(1, params.count))
+        handle.initialize(to: reply.makeHandle())
+        result.initialize(to: pincer_value_t())
+
+        let raw = UnsafeMutableRawPointer(slots)
+        raw.storeBytes(of: command.context, toByteOffset: 0, as: UnsafeMutableRawPointer?.self)
+        raw.storeBytes(of: handle, toByteOffset: 8, as: UnsafeMutablePointer<pincer_call_t>.self)
+        for i in 0..<argumentCount { pointers[i] = raw + 8 * i }
+
+        for (i, (param, arg)) in zip(params, arguments).enumerated() {
+            guard arg.type == param.type else {
+                throw CommandFailure(status: PINCER_INVALID_ARGUMENT, message: "\(command.fullName): parameter '\(param.name)' expects \(param.type.rawValue), got \(arg.type.rawValue)")
+            }
+            let offset = 8 * (2 + i)
+            var v = pincer_value_t()
+            v.type = param.type.tag
+            switch arg {
+            case .void: break
+            case .bool(let b): raw.storeBytes(of: b, toByteOffset: offset, as: Bool.self); v.as.b = b
+            case .i32(let x): raw.storeBytes(of: x, toByteOffset: offset, as: Int32.self); v.as.i32 = x
+            case .i64(let x): raw.storeBytes(of: x, toByteOffset: offset, as: Int64.self); v.as.i64 = x
+            case .u64(let x): raw.storeBytes(of: x, toByteOffset: offset, as: UInt64.self); v.as.u64 = x
+            case .f64(let x): raw.storeBytes(of: x, toByteOffset: offset, as: Double.self); v.as.f64 = x
+            case .string(let s):
+                let copy = strdup(s)!
+                strings.append(copy)
+                raw.storeBytes(of: UnsafePointer(copy), toByteOffset: offset, as: UnsafePointer<CChar>.self)
+                v.as.string = UnsafePointer(copy)
+            }
+            values[i] = v
+        }
+        // The result pointer slot points at the result value's payload.
+        let payload = UnsafeMutableRawPointer(result) + MemoryLayout<pincer_value_t>.offset(of: \pincer_value_t.as)!
+        raw.storeBytes(of: payload, toByteOffset: 8 * (2 + params.count), as: UnsafeMutableRawPointer.self)
+    }
+
+    deinit {
+        for s in strings { free(s) }
+        slots.deallocate()
+        pointers.deallocate()
+        values.deallocate()
+        result.deallocate()
+        handle.deallocate()
+    }
+
+    /// Makes the call. Serialised with the plugin's other callbacks.
+    public func invoke() throws(CommandFailure) -> Value {
+        reply.reset()
+        let resultType = command.signature.result
+        result.pointee = pincer_value_t()
+        result.pointee.type = resultType.tag
+        var status: UInt32 = 0
+        command.gate.lock()
+        switch command.implementation {
+        case .typed(let fn, let cif):
+            var rc: ffi_arg = 0
+            ffi_call(cif.cif, fn, &rc, pointers)
+            status = UInt32(truncatingIfNeeded: rc)
+        case .values(let fn):
+            status = fn(command.context, handle, values, UInt32(command.signature.parameters.count), result)
+        }
+        command.gate.unlock()
+        guard status == PINCER_OK else {
+            let message = reply.failure.flatMap { $0.isEmpty ? nil : $0 }
+                ?? "\(command.fullName) failed (\(Status.name(status))) without a message"
+            throw CommandFailure(status: status, message: message)
+        }
+        let r = result.pointee.as
+        switch resultType {
+        case .void: return .void
+        case .bool: return .bool(r.b)
+        case .i32: return .i32(r.i32)
+        case .i64: return .i64(r.i64)
+        case .u64: return .u64(r.u64)
+        case .f64: return .f64(r.f64)
+        case .string: return .string(reply.text ?? "")
+        }
+    }
+}

@@ -1,0 +1,353 @@
+import CPincerSDK
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure the shell maps to an exit code.
+public struct HostError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable { case notFound, invalidArgument, failed }
+    public let kind: Kind
+    public let message: String
+    public var description: String { message }
+}
+
+/// The plugin host: loads plugins, keeps what they register, and is the
+/// other side of every host API call.
+public final class Host: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// Plugin files or directories, searched in order after the built-in directory.
+        public var pluginPaths: [String] = []
+        /// Where the built-in plugins are (the executable's directory); nil to skip them.
+        public var builtinDirectory: String? = Host.executableDirectory()
+        /// Directory of the settings store.
+        public var stateDirectory: String
+        /// Receives every log line; the default prints warnings and errors to stderr.
+        public var logHandler: @Sendable (LogRecord) -> Void = Host.standardErrorLog
+
+        public init(stateDirectory: String) { self.stateDirectory = stateDirectory }
+    }
+
+    public static let namespace = "pincer"
+    public let options: Options
+    public let events = EventBus()
+
+    private let lock = Lock()
+    private var runtimes: [PluginRuntime] = []
+    private var failureList: [PluginFailure] = []
+    private var sectionTable: [String: Section] = [:]
+    private var commandTable: [String: Command] = [:]
+    private var entryTable: [String: Entry] = [:]
+    private var entryOrder: [String] = []
+    private var serviceTable: [String: (table: UnsafeRawPointer, owner: String)] = [:]
+    private var store: SettingsStore?
+    private var isShutDown = false
+
+    public init(options: Options) {
+        self.options = options
+        for s in Section.standard { sectionTable[s.id] = s }
+    }
+
+    deinit { shutdown() }
+
+    // MARK: settings
+
+    /// The settings store, opened on first use.
+    public func settings() throws(StoreError) -> SettingsStore {
+        if let s = lock.withLock({ store }) { return s }
+        let opened = try SettingsStore(directory: options.stateDirectory)
+        return lock.withLock {
+            if let existing = store { return existing }
+            store = opened
+            if let warning = opened.setAsideWarning { log(.warning, plugin: Host.namespace, warning) }
+            return opened
+        }
+    }
+
+    // MARK: logging
+
+    public static let standardErrorLog: @Sendable (LogRecord) -> Void = { record in
+        guard record.level >= .warning else { return }
+        let line = "pincer: \(record.level): [\(record.source)] \(record.message)\n"
+        var bytes = Array(line.utf8)
+        _ = write(2, &bytes, bytes.count)
+    }
+
+    func log(_ level: LogLevel, plugin: String, _ message: String) {
+        options.logHandler(LogRecord(level: level, source: plugin, message: message))
+    }
+
+    // MARK: what is loaded
+
+    public var plugins: [PluginInfo] { lock.withLock { runtimes.map(\.info) } }
+    public var failures: [PluginFailure] { lock.withLock { failureList } }
+
+    public var commands: [Command] {
+        lock.withLock { commandTable.values.sorted { $0.fullName < $1.fullName } }
+    }
+
+    public func command(named name: String) -> Command? { lock.withLock { commandTable[name] } }
+
+    public func entry(id: String) -> Entry? { lock.withLock { entryTable[id] } }
+
+    public var entries: [Entry] { lock.withLock { entryOrder.compactMap { entryTable[$0] } } }
+
+    func sectionsByOrder() -> [Section] {
+        lock.withLock { sectionTable.values.sorted { ($0.order, $0.id) < ($1.order, $1.id) } }
+    }
+
+    public func service(id: String) -> UnsafeRawPointer? { lock.withLock { serviceTable[id]?.table } }
+
+    // MARK: registration (called from the host API table)
+
+    func addSection(_ record: UnsafePointer<pincer_section_t>, from plugin: PluginRuntime) -> UInt32 {
+        guard record.pointee.struct_size >= UInt32(MemoryLayout<pincer_section_t>.size) else {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_section: struct_size \(record.pointee.struct_size) is smaller than the \(MemoryLayout<pincer_section_t>.size) bytes of a 1.0 pincer_section_t")
+        }
+        let r = record.pointee
+        guard let id = Identifier.string(r.id), Identifier.isName(id, max: 64) else {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_section: id \(Identifier.quoted(r.id)) is not [a-z][a-z0-9_-]* of at most 64 bytes")
+        }
+        guard let title = Identifier.string(r.title), !title.isEmpty else {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_section '\(id)': title is missing")
+        }
+        return lock.withLock {
+            if id == Section.pinnedID || sectionTable[id] != nil {
+                return plugin.failed(PINCER_DUPLICATE, "add_section: section id '\(id)' is already taken")
+            }
+            sectionTable[id] = Section(id: id, title: title, order: r.order, pluginID: plugin.info.id)
+            return PINCER_OK
+        }
+    }
+
+    func addEntry(_ record: UnsafePointer<pincer_entry_t>, from plugin: PluginRuntime) -> UInt32 {
+        guard record.pointee.struct_size >= UInt32(MemoryLayout<pincer_entry_t>.size) else {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_entry: struct_size \(record.pointee.struct_size) is smaller than the \(MemoryLayout<pincer_entry_t>.size) bytes of a 1.0 pincer_entry_t")
+        }
+        let r = record.pointee
+        guard let local = Identifier.string(r.id), Identifier.isName(local, max: 64) else {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_entry: id \(Identifier.quoted(r.id)) is not [a-z][a-z0-9_-]* of at most 64 bytes")
+        }
+        let what = "add_entry '\(local)'"
+        guard let kind = EntryKind(sdk: r.kind) else {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): kind \(r.kind) is not one of PINCER_ENTRY_VALUE...PINCER_ENTRY_PAGE (1...6)")
+        }
+        guard let title = Identifier.string(r.title), !title.isEmpty else {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): title is missing")
+        }
+        let section = Identifier.string(r.section) ?? "development"
+        if (kind == .value || kind == .page) && r.read == nil {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): a \(kind.rawValue) entry needs a read callback")
+        }
+        var choices: [String] = []
+        if kind == .choice {
+            guard r.choice_count > 0, let list = r.choices else {
+                return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): a choice entry needs at least one choice")
+            }
+            for i in 0..<Int(r.choice_count) {
+                guard let c = Identifier.string(list[i]), !c.isEmpty else {
+                    return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): choice \(i) is NULL or empty")
+                }
+                if choices.contains(c) { return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): choice '\(c)' appears twice") }
+                choices.append(c)
+            }
+        }
+        var defaultValue = Identifier.string(r.default_value)
+        switch kind {
+        case .toggle:
+            let d = defaultValue ?? "false"
+            guard d == "true" || d == "false" else {
+                return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): toggle default must be \"true\" or \"false\", not \"\(d)\"")
+            }
+            defaultValue = d
+        case .choice:
+            let d = defaultValue ?? choices[0]
+            guard choices.contains(d) else {
+                return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): default \"\(d)\" is not one of the choices \(choices)")
+            }
+            defaultValue = d
+        default:
+            break
+        }
+        var command: String?
+        if kind == .action {
+            guard let c = Identifier.string(r.command), !c.isEmpty else {
+                return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): an action entry needs a command")
+            }
+            command = c.contains(".") ? c : "\(plugin.info.shortName).\(c)"
+        }
+        let entry = Entry(fullID: "\(plugin.info.shortName).\(local)", localID: local, kind: kind, sectionID: section,
+                          title: title, summary: Identifier.string(r.summary) ?? "", defaultValue: defaultValue ?? "",
+                          choices: choices, isSecret: r.flags & PINCER_ENTRY_SECRET != 0, command: command,
+                          pluginID: plugin.info.id, read: r.read, changed: r.changed, context: r.context, gate: plugin.gate)
+        return lock.withLock {
+            guard sectionTable[section] != nil, section != Section.pinnedID else {
+                return plugin.failed(PINCER_NOT_FOUND, "\(what): section '\(section)' does not exist (standard: \(Section.standard.map(\.id).joined(separator: ", ")))")
+            }
+            if entryTable[entry.fullID] != nil {
+                return plugin.failed(PINCER_DUPLICATE, "\(what): entry id '\(entry.fullID)' is already registered")
+            }
+            entryTable[entry.fullID] = entry
+            entryOrder.append(entry.fullID)
+            return PINCER_OK
+        }
+    }
+
+    func addCommand(_ record: UnsafePointer<pincer_command_t>, from plugin: PluginRuntime) -> UInt32 {
+        guard record.pointee.struct_size >= UInt32(MemoryLayout<pincer_command_t>.size) else {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_command: struct_size \(record.pointee.struct_size) is smaller than the \(MemoryLayout<pincer_command_t>.size) bytes of a 1.0 pincer_command_t")
+        }
+        let r = record.pointee
+        guard let text = Identifier.string(r.signature) else {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_command: signature is NULL")
+        }
+        let signature: Signature
+        do {
+            signature = try Signature.parse(text)
+        } catch {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_command: signature \"\(text)\" does not parse: \(error)")
+        }
+        let implementation: Command.Implementation
+        switch (r.typed, r.values) {
+        case (let typed?, nil):
+            do {
+                implementation = .typed(typed, try CallInterface(signature: signature))
+            } catch {
+                return plugin.failed(PINCER_FAILED, "add_command '\(signature.name)': \(error)")
+            }
+        case (nil, let values?):
+            implementation = .values(values)
+        default:
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_command '\(signature.name)': set exactly one of `typed` and `values`")
+        }
+        let command = Command(fullName: "\(plugin.info.shortName).\(signature.name)", signature: signature,
+                              summary: Identifier.string(r.summary) ?? "", details: Identifier.string(r.details) ?? "",
+                              changesState: r.flags & PINCER_COMMAND_CHANGES_STATE != 0, pluginID: plugin.info.id,
+                              implementation: implementation, context: r.context, gate: plugin.gate)
+        return lock.withLock {
+            if commandTable[command.fullName] != nil {
+                return plugin.failed(PINCER_DUPLICATE, "add_command: command '\(command.fullName)' is already registered")
+            }
+            commandTable[command.fullName] = command
+            return PINCER_OK
+        }
+    }
+
+    func publishService(id: String, table: UnsafeRawPointer, from plugin: PluginRuntime) -> UInt32 {
+        guard Identifier.isServiceID(id) else {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "publish_service: id '\(id)' is not of the form vendor.name/N (at most \(PINCER_SERVICE_ID_MAX) bytes)")
+        }
+        return lock.withLock {
+            if let existing = serviceTable[id] {
+                return plugin.failed(PINCER_DUPLICATE, "publish_service: '\(id)' is already published by \(existing.owner)")
+            }
+            serviceTable[id] = (table, plugin.info.id)
+            return PINCER_OK
+        }
+    }
+
+    /// Removes everything a plugin registered (its init failed).
+    private func dropRegistrations(of pluginID: String) {
+        lock.withLock {
+            commandTable = commandTable.filter { $0.value.pluginID != pluginID }
+            entryTable = entryTable.filter { $0.value.pluginID != pluginID }
+            entryOrder.removeAll { entryTable[$0] == nil }
+            sectionTable = sectionTable.filter { $0.value.pluginID != pluginID }
+            serviceTable = serviceTable.filter { $0.value.owner != pluginID }
+        }
+        events.unsubscribeAll(owner: pluginID)
+    }
+
+    // MARK: lifecycle
+
+    /// Adds a plugin the loader validated, runs its init, and keeps it or records why not.
+    func start(_ runtime: PluginRuntime) {
+        let duplicate: String? = lock.withLock {
+            if let other = runtimes.first(where: { $0.info.id == runtime.info.id }) {
+                return "duplicate plugin id '\(runtime.info.id)': already loaded from \(other.info.path)"
+            }
+            if let other = runtimes.first(where: { $0.info.shortName == runtime.info.shortName }) {
+                return "duplicate short_name '\(runtime.info.shortName)': already used by \(other.info.id) from \(other.info.path)"
+            }
+            runtimes.append(runtime) // visible to itself during init
+            return nil
+        }
+        if let duplicate {
+            refuse(path: runtime.info.path, pluginID: runtime.info.id, duplicate)
+            return
+        }
+        let record = runtime.record.pointee
+        runtime.gate.lock()
+        let (status, reply) = Reply.collect { record.`init`(record.context, runtime.table, $0) }
+        runtime.gate.unlock()
+        if status != PINCER_OK {
+            lock.withLock { runtimes.removeAll { $0 === runtime } }
+            dropRegistrations(of: runtime.info.id)
+            let why = reply.failure.flatMap { $0.isEmpty ? nil : $0 } ?? "no message"
+            refuse(path: runtime.info.path, pluginID: runtime.info.id, "init failed (\(Status.name(status))): \(why)")
+        }
+    }
+
+    func refuse(path: String, pluginID: String?, _ reason: String) {
+        let failure = PluginFailure(path: path, pluginID: pluginID, reason: reason)
+        lock.withLock { failureList.append(failure) }
+        log(.error, plugin: Host.namespace, "refused plugin \(failure)")
+    }
+
+    /// Calls every plugin's shutdown, newest first. Libraries stay mapped.
+    public func shutdown() {
+        let toStop: [PluginRuntime] = lock.withLock {
+            if isShutDown { return [] }
+            isShutDown = true
+            return runtimes.reversed()
+        }
+        for runtime in toStop {
+            events.unsubscribeAll(owner: runtime.info.id)
+            let record = runtime.record.pointee
+            if let stop = record.shutdown {
+                runtime.gate.withLock { stop(record.context) }
+            }
+        }
+    }
+
+    public static func executableDirectory() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[..<slash])
+    }
+}
+
+/// Checks on the identifiers plugins hand in.
+enum Identifier {
+    static func string(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
+
+    static func quoted(_ p: UnsafePointer<CChar>?) -> String { p.map { "'\(String(cString: $0))'" } ?? "NULL" }
+
+    /// [a-z][a-z0-9_-]*
+    static func isName(_ s: String, max: Int) -> Bool {
+        let u = Array(s.utf8)
+        guard let first = u.first, first >= 0x61 && first <= 0x7a, u.count <= max else { return false }
+        return u.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f || $0 == 0x2d }
+    }
+
+    /// Reverse-DNS: two or more dot-separated labels of [A-Za-z0-9_-].
+    static func isReverseDNS(_ s: String) -> Bool {
+        guard s.utf8.count <= 128 else { return false }
+        let labels = s.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2 && labels.allSatisfy { label in
+            !label.isEmpty && label.utf8.allSatisfy { c in
+                (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c == 0x5f || c == 0x2d
+            }
+        }
+    }
+
+    /// vendor.name/N
+    static func isServiceID(_ s: String) -> Bool {
+        guard s.utf8.count <= Int(PINCER_SERVICE_ID_MAX) else { return false }
+        let parts = s.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let major = UInt32(parts[1]), major > 0 else { return false }
+        return isReverseDNS(String(parts[0]))
+    }
+}

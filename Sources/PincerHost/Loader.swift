@@ -1,0 +1,162 @@
+import CPincerSDK
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds plugin libraries, opens them and validates their entry records
+/// before handing them to the host. Each refusal names the file and the
+/// reason, and never stops the other plugins from loading.
+extension Host {
+    /// The prefix of built-in plugin libraries beside the executable
+    /// (SwiftPM names them lib<product>.so).
+    public static let builtinPrefix = "libpincer-plugin-"
+
+    /// Plugin files in search order: built-ins, then each path in `pluginPaths`
+    /// (a directory contributes its *.so files in name order, a file itself).
+    public func pluginCandidates() -> [String] {
+        var files: [String] = []
+        if let dir = options.builtinDirectory {
+            files += Host.listDirectory(dir).filter { $0.hasPrefix(Host.builtinPrefix) && $0.hasSuffix(".so") }.map { "\(dir)/\($0)" }
+        }
+        for path in options.pluginPaths where !path.isEmpty {
+            var st = stat()
+            if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+                files += Host.listDirectory(path).filter { $0.hasSuffix(".so") }.map { "\(path)/\($0)" }
+            } else {
+                files.append(path)
+            }
+        }
+        var seen = Set<String>()
+        return files.filter { seen.insert(Host.canonical($0)).inserted }
+    }
+
+    /// Loads every candidate. Returns the number of plugins refused.
+    @discardableResult
+    public func loadAll() -> Int {
+        let before = failures.count
+        for file in pluginCandidates() { load(path: file) }
+        return failures.count - before
+    }
+
+    /// Opens one library and starts the plugin in it.
+    public func load(path: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            refuse(path: path, pluginID: nil, "cannot read the file: \(String(cString: strerror(errno)))")
+            return
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            refuse(path: path, pluginID: nil, "not a regular file")
+            return
+        }
+        guard Host.hasELFHeader(path) else {
+            refuse(path: path, pluginID: nil, "not a shared library (no ELF header)")
+            return
+        }
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            let why = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
+            refuse(path: path, pluginID: nil, "dlopen failed: \(why)")
+            return
+        }
+        // The handle is deliberately never closed: the library may hold Swift
+        // code, whose runtime metadata cannot be unloaded safely.
+        guard let symbol = dlsym(handle, PINCER_PLUGIN_ENTRY_SYMBOL) else {
+            refuse(path: path, pluginID: nil, "missing entry function \(PINCER_PLUGIN_ENTRY_SYMBOL) (is it exported with PINCER_EXPORT?)")
+            return
+        }
+        let entry = unsafeBitCast(symbol, to: pincer_plugin_entry_fn_t.self)
+        load(entry: entry, origin: path)
+    }
+
+    /// Starts a plugin from an entry function already in the process (a
+    /// plugin linked into an app, or a benchmark).
+    public func load(entry: pincer_plugin_entry_fn_t, origin: String = "<in-process>") {
+        guard let record = entry(PINCER_ABI_MAJOR, PINCER_ABI_MINOR) else {
+            refuse(path: origin, pluginID: nil, "\(PINCER_PLUGIN_ENTRY_SYMBOL) returned NULL: the plugin declined to load on this host (ABI \(PINCER_ABI_MAJOR).\(PINCER_ABI_MINOR))")
+            return
+        }
+        switch Host.validate(record, path: origin) {
+        case .failure(let failure):
+            refuse(path: origin, pluginID: failure.pluginID, failure.reason)
+        case .success(let info):
+            start(PluginRuntime(info: info, record: record, host: self))
+        }
+    }
+
+    /// Field-by-field checks of an entry record, in the order entry.h documents.
+    static func validate(_ record: UnsafePointer<pincer_plugin_t>, path: String) -> Result<PluginInfo, PluginFailure> {
+        // The first four fields are fixed for every ABI version, so they can
+        // be read before struct_size is known to cover the rest.
+        let head = UnsafeRawPointer(record).assumingMemoryBound(to: UInt32.self)
+        let magic = head[0], major = head[1], minor = head[2], size = head[3]
+        let v1Size = UInt32(MemoryLayout<pincer_plugin_t>.size)
+        let facts = "(magic 0x\(hex(magic)), abi \(major).\(minor), struct_size \(size))"
+        func refuse(_ why: String, id: String? = nil) -> Result<PluginInfo, PluginFailure> {
+            .failure(PluginFailure(path: path, pluginID: id, reason: why))
+        }
+        guard magic == PINCER_PLUGIN_MAGIC else {
+            return refuse("bad magic: field magic is 0x\(hex(magic)), expected 0x\(hex(PINCER_PLUGIN_MAGIC)) (PINCER_PLUGIN_MAGIC); this is not a Pincer plugin record \(facts)")
+        }
+        guard major == PINCER_ABI_MAJOR else {
+            return refuse("ABI major mismatch: field abi_major is \(major), this host implements ABI \(PINCER_ABI_MAJOR).\(PINCER_ABI_MINOR); rebuild the plugin against a \(PINCER_ABI_MAJOR).x SDK \(facts)")
+        }
+        guard size >= v1Size else {
+            return refuse("record too small: field struct_size is \(size), but an ABI 1.0 pincer_plugin_t is \(v1Size) bytes \(facts)")
+        }
+        let r = record.pointee
+        let id = Identifier.string(r.id)
+        guard let id else { return refuse("missing required field id (NULL)") }
+        guard Identifier.isReverseDNS(id) else {
+            return refuse("field id '\(id)' is not a reverse-DNS id such as com.example.tools")
+        }
+        var missing: [String] = []
+        if r.short_name == nil { missing.append("short_name") }
+        if r.name == nil { missing.append("name") }
+        if r.version == nil { missing.append("version") }
+        if r.`init` == nil { missing.append("init") }
+        if !missing.isEmpty {
+            return refuse("missing required field\(missing.count > 1 ? "s" : "") \(missing.joined(separator: ", ")) (NULL)", id: id)
+        }
+        let short = String(cString: r.short_name)
+        guard Identifier.isName(short, max: 32) else {
+            return refuse("field short_name '\(short)' is not [a-z][a-z0-9_-]* of at most 32 bytes", id: id)
+        }
+        let name = String(cString: r.name)
+        guard !name.isEmpty else { return refuse("field name is empty", id: id) }
+        return .success(PluginInfo(id: id, shortName: short, name: name, version: String(cString: r.version),
+                                   summary: Identifier.string(r.summary) ?? "", abiMajor: major, abiMinor: minor, path: path))
+    }
+
+    private static func hex(_ v: UInt32) -> String {
+        let s = String(v, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 8 - s.count)) + s
+    }
+
+    static func hasELFHeader(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var magic = (UInt8(0), UInt8(0), UInt8(0), UInt8(0))
+        let n = withUnsafeMutableBytes(of: &magic) { read(fd, $0.baseAddress, 4) }
+        return n == 4 && magic == (0x7f, 0x45, 0x4c, 0x46)
+    }
+
+    static func listDirectory(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    static func canonical(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

@@ -1,0 +1,177 @@
+import CPincerSDK
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the host knows about a loaded plugin, from its entry record.
+public struct PluginInfo: Sendable, Equatable {
+    public let id: String
+    public let shortName: String
+    public let name: String
+    public let version: String
+    public let summary: String
+    public let abiMajor: UInt32
+    public let abiMinor: UInt32
+    /// The library file, or "<in-process>" for an entry function linked into the host.
+    public let path: String
+}
+
+/// A plugin the host refused, and why.
+public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public let path: String
+    /// The plugin id, when the record got far enough to have one.
+    public let pluginID: String?
+    public let reason: String
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// One loaded plugin: its record, its own host API table, and what it
+/// registered. The host API table's `host_data` points here.
+final class PluginRuntime: @unchecked Sendable {
+    let info: PluginInfo
+    unowned let host: Host
+    let record: UnsafePointer<pincer_plugin_t>
+    let table = UnsafeMutablePointer<pincer_host_t>.allocate(capacity: 1)
+    /// Serialises every call the host makes into this plugin.
+    let gate = Lock(recursive: true)
+    private let errorLock = Lock()
+    private var lastError: UnsafeMutablePointer<CChar>? = strdup("")
+
+    init(info: PluginInfo, record: UnsafePointer<pincer_plugin_t>, host: Host) {
+        self.info = info
+        self.record = record
+        self.host = host
+        table.initialize(to: PluginRuntime.makeTable())
+        // Retained for the life of the process, like the library itself.
+        table.pointee.host_data = Unmanaged.passRetained(self).toOpaque()
+    }
+
+    static func from(_ table: UnsafePointer<pincer_host_t>?) -> PluginRuntime? {
+        guard let data = table?.pointee.host_data else { return nil }
+        return Unmanaged<PluginRuntime>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    /// Records why a host call failed, for last_error, and returns the status.
+    func failed(_ status: UInt32, _ message: String) -> UInt32 {
+        host.log(.warning, plugin: info.id, message)
+        errorLock.withLock {
+            free(lastError)
+            lastError = strdup(message)
+        }
+        return status
+    }
+
+    var lastErrorPointer: UnsafePointer<CChar>? {
+        errorLock.withLock { UnsafePointer(lastError) }
+    }
+
+    // MARK: the host API table
+
+    private static let hostName: StaticString = "pincer"
+    private static let hostVersion: StaticString = "0.1.0"
+
+    private static func makeTable() -> pincer_host_t {
+        var t = pincer_host_t()
+        t.struct_size = UInt32(MemoryLayout<pincer_host_t>.size)
+        t.abi_major = PINCER_ABI_MAJOR
+        t.abi_minor = PINCER_ABI_MINOR
+        t.host_name = UnsafeRawPointer(hostName.utf8Start).assumingMemoryBound(to: CChar.self)
+        t.host_version = UnsafeRawPointer(hostVersion.utf8Start).assumingMemoryBound(to: CChar.self)
+        t.log = { table, level, message in
+            guard let p = PluginRuntime.from(table) else { return }
+            p.host.log(LogLevel(sdk: level), plugin: p.info.id, message.map { String(cString: $0) } ?? "")
+        }
+        t.add_section = { table, section in
+            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let section else { return p.failed(PINCER_INVALID_ARGUMENT, "add_section: section is NULL") }
+            return p.host.addSection(section, from: p)
+        }
+        t.add_entry = { table, entry in
+            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let entry else { return p.failed(PINCER_INVALID_ARGUMENT, "add_entry: entry is NULL") }
+            return p.host.addEntry(entry, from: p)
+        }
+        t.add_command = { table, command in
+            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let command else { return p.failed(PINCER_INVALID_ARGUMENT, "add_command: command is NULL") }
+            return p.host.addCommand(command, from: p)
+        }
+        t.settings_get = { table, key, buffer, capacity in
+            guard let p = PluginRuntime.from(table), let key else { return PINCER_SETTING_ERROR }
+            do {
+                guard let value = try p.host.settings().get(namespace: p.info.id, key: String(cString: key)) else {
+                    return PINCER_SETTING_MISSING
+                }
+                return value.withCString { src in
+                    let length = strlen(src)
+                    if let buffer, capacity > 0 {
+                        let n = min(Int(length), Int(capacity) - 1)
+                        memcpy(buffer, src, n)
+                        buffer[n] = 0
+                    }
+                    return Int64(length)
+                }
+            } catch {
+                _ = p.failed(PINCER_FAILED, "settings_get: \(error)")
+                return PINCER_SETTING_ERROR
+            }
+        }
+        t.settings_set = { table, key, value in
+            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let key, key.pointee != 0 else { return p.failed(PINCER_INVALID_ARGUMENT, "settings_set: key is empty") }
+            do {
+                try p.host.settings().set(namespace: p.info.id, key: String(cString: key), value: value.map { String(cString: $0) })
+                return PINCER_OK
+            } catch {
+                return p.failed(PINCER_FAILED, "settings_set: \(error)")
+            }
+        }
+        t.emit = { table, topic, payload in
+            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let topic, topic.pointee != 0 else { return p.failed(PINCER_INVALID_ARGUMENT, "emit: topic is empty") }
+            p.host.events.emit(topic: String(cString: topic), payload: payload.map { String(cString: $0) })
+            return PINCER_OK
+        }
+        t.subscribe = { table, topic, callback, context in
+            guard let p = PluginRuntime.from(table) else { return 0 }
+            guard let topic, topic.pointee != 0, let callback else {
+                _ = p.failed(PINCER_INVALID_ARGUMENT, "subscribe: topic and callback are required")
+                return 0
+            }
+            let box = UnsafeSendable(context)
+            return p.host.events.subscribe(topic: String(cString: topic), owner: p.info.id) { topic, payload in
+                topic.withCString { t in
+                    if let payload {
+                        payload.withCString { callback(box.value, t, $0) }
+                    } else {
+                        callback(box.value, t, nil)
+                    }
+                }
+            }
+        }
+        t.unsubscribe = { table, token in
+            guard let p = PluginRuntime.from(table) else { return }
+            p.host.events.unsubscribe(token)
+        }
+        t.publish_service = { table, id, service in
+            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let id, let service else { return p.failed(PINCER_INVALID_ARGUMENT, "publish_service: id and table are required") }
+            return p.host.publishService(id: String(cString: id), table: service, from: p)
+        }
+        t.get_service = { table, id in
+            guard let p = PluginRuntime.from(table), let id else { return nil }
+            return p.host.service(id: String(cString: id))
+        }
+        t.last_error = { table in
+            PluginRuntime.from(table)?.lastErrorPointer
+        }
+        return t
+    }
+}
+
+/// Carries a C pointer owned by a plugin across a @Sendable boundary; the
+/// plugin promised (in host.h) that it stays valid and handles its own threading.
+struct UnsafeSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,73 @@
+import CPincerSDK
+
+/// Collects what a plugin hands back through a `pincer_call_t`: a failure
+/// message, a text result, page rows. Every string is copied on the way in,
+/// which is what lets plugins in any language free their buffers at once.
+final class Reply {
+    var failure: String?
+    var text: String?
+    var rows: [MenuRow] = []
+
+    func reset() {
+        failure = nil
+        text = nil
+        if !rows.isEmpty { rows.removeAll(keepingCapacity: true) }
+    }
+
+    /// A `pincer_call_t` whose slots write into this reply. The caller keeps
+    /// the reply alive while the plugin may use the handle.
+    func makeHandle() -> pincer_call_t {
+        var call = pincer_call_t()
+        call.struct_size = UInt32(MemoryLayout<pincer_call_t>.size)
+        call.host_data = Unmanaged.passUnretained(self).toOpaque()
+        call.fail = { call, message in
+            guard let reply = Reply.from(call) else { return }
+            reply.failure = message.map { String(cString: $0) } ?? ""
+        }
+        call.return_string = { call, text in
+            guard let reply = Reply.from(call) else { return }
+            reply.text = text.map { String(cString: $0) }
+        }
+        call.add_row = { call, title, value in
+            guard let reply = Reply.from(call) else { return }
+            reply.rows.append(MenuRow(title: title.map { String(cString: $0) } ?? "",
+                                      value: value.map { String(cString: $0) }))
+        }
+        return call
+    }
+
+    static func from(_ call: UnsafeMutablePointer<pincer_call_t>?) -> Reply? {
+        guard let data = call?.pointee.host_data else { return nil }
+        return Unmanaged<Reply>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    /// Runs `body` with a handle to a fresh reply, returning the reply.
+    static func collect(_ body: (UnsafeMutablePointer<pincer_call_t>) -> UInt32) -> (status: UInt32, reply: Reply) {
+        let reply = Reply()
+        var handle = reply.makeHandle()
+        let status = withExtendedLifetime(reply) { withUnsafeMutablePointer(to: &handle) { body($0) } }
+        return (status, reply)
+    }
+}
+
+/// One row of a page entry.
+public struct MenuRow: Sendable, Equatable {
+    public let title: String
+    public let value: String?
+}
+
+/// Names for the SDK's status codes, for messages.
+public enum Status {
+    public static func name(_ status: UInt32) -> String {
+        switch status {
+        case 0: "PINCER_OK"
+        case 1: "PINCER_FAILED"
+        case 2: "PINCER_INVALID_ARGUMENT"
+        case 3: "PINCER_NOT_FOUND"
+        case 4: "PINCER_DUPLICATE"
+        case 5: "PINCER_UNSUPPORTED"
+        case 6: "PINCER_CANCELLED"
+        default: "status \(status)"
+        }
+    }
+}

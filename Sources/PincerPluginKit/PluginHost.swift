@@ -1,0 +1,271 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The host API table, wrapped for Swift. Everything registered here is
+/// copied by the host; closures are kept alive by this object, which lives
+/// until the plugin's shutdown.
+public final class PluginHost: @unchecked Sendable {
+    public let table: UnsafePointer<pincer_host_t>
+    private var retained: [AnyObject] = []
+    private let retainLock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init(_ table: UnsafePointer<pincer_host_t>) {
+        self.table = table
+        pthread_mutex_init(retainLock, nil)
+    }
+
+    private func keep(_ object: AnyObject) -> UnsafeMutableRawPointer {
+        pthread_mutex_lock(retainLock)
+        retained.append(object)
+        pthread_mutex_unlock(retainLock)
+        return Unmanaged.passUnretained(object).toOpaque()
+    }
+
+    private func check(_ status: pincer_status_t) throws {
+        guard status == PINCER_OK else {
+            throw CommandError(table.pointee.last_error(table).map { String(cString: $0) } ?? "host call failed", status: status)
+        }
+    }
+
+    // MARK: log, settings
+
+    public enum LogLevel: UInt32 { case debug = 0, info, warning, error }
+
+    public func log(_ level: LogLevel, _ message: String) {
+        message.withCString { table.pointee.log(table, level.rawValue, $0) }
+    }
+
+    /// The plugin's own persistent setting, or nil when unset.
+    public func setting(_ key: String) -> String? {
+        key.withCString { k -> String? in
+            var capacity = 256
+            while true {
+                var buffer = [CChar](repeating: 0, count: capacity)
+                let n = table.pointee.settings_get(table, k, &buffer, UInt64(capacity))
+                if n < 0 { return nil }
+                if Int(n) < capacity {
+                    return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+                }
+                capacity = Int(n) + 1
+            }
+        }
+    }
+
+    /// Stores (or with nil, removes) a persistent setting.
+    public func setSetting(_ key: String, _ value: String?) throws {
+        let status = key.withCString { k in
+            if let value { return value.withCString { table.pointee.settings_set(table, k, $0) } }
+            return table.pointee.settings_set(table, k, nil)
+        }
+        try check(status)
+    }
+
+    // MARK: events and services
+
+    public func emit(_ topic: String, payload: String? = nil) {
+        _ = topic.withCString { t in
+            if let payload { return payload.withCString { table.pointee.emit(table, t, $0) } }
+            return table.pointee.emit(table, t, nil)
+        }
+    }
+
+    private final class EventBox {
+        let handler: (String, String?) -> Void
+        init(_ handler: @escaping (String, String?) -> Void) { self.handler = handler }
+    }
+
+    /// Subscribes to a topic; returns the token for `unsubscribe`.
+    @discardableResult
+    public func subscribe(_ topic: String, _ handler: @escaping (_ topic: String, _ payload: String?) -> Void) -> UInt64 {
+        let context = keep(EventBox(handler))
+        return topic.withCString { t in
+            table.pointee.subscribe(table, t, { context, topic, payload in
+                guard let context, let topic else { return }
+                Unmanaged<EventBox>.fromOpaque(context).takeUnretainedValue()
+                    .handler(String(cString: topic), payload.map { String(cString: $0) })
+            }, context)
+        }
+    }
+
+    public func unsubscribe(_ token: UInt64) { table.pointee.unsubscribe(table, token) }
+
+    /// Publishes a service table; it must stay valid until shutdown.
+    public func publishService(_ id: String, table service: UnsafeRawPointer) throws {
+        try check(id.withCString { table.pointee.publish_service(table, $0, service) })
+    }
+
+    public func service(_ id: String) -> UnsafeRawPointer? {
+        id.withCString { table.pointee.get_service(table, $0) }
+    }
+
+    // MARK: menu
+
+    public func addSection(id: String, title: String, order: Int32) throws {
+        let arena = CStringArena()
+        var s = pincer_section_t()
+        s.struct_size = UInt32(MemoryLayout<pincer_section_t>.size)
+        s.order = order
+        s.id = arena.c(id)
+        s.title = arena.c(title)
+        try check(add_section(&s))
+    }
+
+    private func add_section(_ s: inout pincer_section_t) -> pincer_status_t { table.pointee.add_section(table, &s) }
+
+    private final class ReadBox {
+        let produce: (UnsafeMutablePointer<pincer_call_t>) throws -> Void
+        init(_ produce: @escaping (UnsafeMutablePointer<pincer_call_t>) throws -> Void) { self.produce = produce }
+    }
+
+    private final class ChangedBox {
+        let changed: (String) -> Void
+        init(_ changed: @escaping (String) -> Void) { self.changed = changed }
+    }
+
+    private func addEntry(kind: pincer_entry_kind_t, id: String, title: String, section: String?, summary: String?,
+                          read: ReadBox? = nil, changed: ((String) -> Void)? = nil, defaultValue: String? = nil,
+                          choices: [String] = [], command: String? = nil, secret: Bool = false) throws {
+        let arena = CStringArena()
+        var e = pincer_entry_t()
+        e.struct_size = UInt32(MemoryLayout<pincer_entry_t>.size)
+        e.kind = kind
+        e.id = arena.c(id)
+        e.section = arena.c(section)
+        e.title = arena.c(title)
+        e.summary = arena.c(summary)
+        e.default_value = arena.c(defaultValue)
+        e.command = arena.c(command)
+        e.flags = secret ? PINCER_ENTRY_SECRET : 0
+        // One context object carries both callbacks.
+        let box = EntryBox(read: read, changed: changed.map(ChangedBox.init))
+        e.context = keep(box)
+        if read != nil {
+            e.read = { context, call in
+                guard let context, let call else { return PINCER_INVALID_ARGUMENT }
+                let box = Unmanaged<EntryBox>.fromOpaque(context).takeUnretainedValue()
+                do {
+                    try box.read?.produce(call)
+                    return PINCER_OK
+                } catch {
+                    let failure = CommandError(error)
+                    failure.message.withCString { call.pointee.fail(call, $0) }
+                    return failure.status
+                }
+            }
+        }
+        if changed != nil {
+            e.changed = { context, _, value in
+                guard let context else { return }
+                Unmanaged<EntryBox>.fromOpaque(context).takeUnretainedValue().changed?.changed(value.map { String(cString: $0) } ?? "")
+            }
+        }
+        let cChoices = choices.map { arena.c($0) }
+        let status = cChoices.withUnsafeBufferPointer { buffer -> pincer_status_t in
+            e.choices = buffer.isEmpty ? nil : buffer.baseAddress
+            e.choice_count = UInt32(buffer.count)
+            return table.pointee.add_entry(table, &e)
+        }
+        try check(status)
+    }
+
+    private final class EntryBox {
+        let read: ReadBox?
+        let changed: ChangedBox?
+        init(read: ReadBox?, changed: ChangedBox?) { self.read = read; self.changed = changed }
+    }
+
+    /// A label with a value computed each time the menu is shown.
+    public func addValueRow(id: String, title: String, section: String? = nil, summary: String? = nil,
+                            value: @escaping () throws -> String) throws {
+        try addEntry(kind: PINCER_ENTRY_VALUE, id: id, title: title, section: section, summary: summary,
+                     read: ReadBox { call in try value().withCString { call.pointee.return_string(call, $0) } })
+    }
+
+    /// A persisted switch; read its value with `setting(id)` ("true"/"false").
+    public func addToggle(id: String, title: String, section: String? = nil, summary: String? = nil,
+                          default on: Bool = false, changed: ((Bool) -> Void)? = nil) throws {
+        try addEntry(kind: PINCER_ENTRY_TOGGLE, id: id, title: title, section: section, summary: summary,
+                     changed: changed.map { f in { f($0 == "true") } }, defaultValue: on ? "true" : "false")
+    }
+
+    public func addChoice(id: String, title: String, choices: [String], default value: String? = nil,
+                          section: String? = nil, summary: String? = nil, changed: ((String) -> Void)? = nil) throws {
+        try addEntry(kind: PINCER_ENTRY_CHOICE, id: id, title: title, section: section, summary: summary,
+                     changed: changed, defaultValue: value, choices: choices)
+    }
+
+    public func addTextField(id: String, title: String, default value: String = "", secret: Bool = false,
+                             section: String? = nil, summary: String? = nil, changed: ((String) -> Void)? = nil) throws {
+        try addEntry(kind: PINCER_ENTRY_TEXT, id: id, title: title, section: section, summary: summary,
+                     changed: changed, defaultValue: value, secret: secret)
+    }
+
+    /// An entry that runs one of the plugin's commands (by its signature name).
+    public func addAction(id: String, title: String, command: String, section: String? = nil, summary: String? = nil) throws {
+        try addEntry(kind: PINCER_ENTRY_ACTION, id: id, title: title, section: section, summary: summary, command: command)
+    }
+
+    /// A nested list produced each time it is opened.
+    public func addPage(id: String, title: String, section: String? = nil, summary: String? = nil,
+                        rows: @escaping () throws -> [(title: String, value: String?)]) throws {
+        try addEntry(kind: PINCER_ENTRY_PAGE, id: id, title: title, section: section, summary: summary,
+                     read: ReadBox { call in
+                         for row in try rows() {
+                             row.title.withCString { t in
+                                 if let v = row.value {
+                                     v.withCString { call.pointee.add_row(call, t, $0) }
+                                 } else {
+                                     call.pointee.add_row(call, t, nil)
+                                 }
+                             }
+                         }
+                     })
+    }
+
+    // MARK: commands
+
+    private final class CommandBox {
+        let handler: (Arguments) throws -> CommandValue
+        init(_ handler: @escaping (Arguments) throws -> CommandValue) { self.handler = handler }
+    }
+
+    /// Registers a command by signature (grammar in SDK/include/pincer/command.h).
+    /// The handler gets the converted arguments, defaults filled in, and
+    /// returns a value of the signature's result type.
+    public func addCommand(_ signature: String, summary: String, details: String? = nil, changesState: Bool = false,
+                           _ handler: @escaping (Arguments) throws -> CommandValue) throws {
+        let arena = CStringArena()
+        var c = pincer_command_t()
+        c.struct_size = UInt32(MemoryLayout<pincer_command_t>.size)
+        c.flags = changesState ? PINCER_COMMAND_CHANGES_STATE : 0
+        c.signature = arena.c(signature)
+        c.summary = arena.c(summary)
+        c.details = arena.c(details)
+        c.context = keep(CommandBox(handler))
+        c.values = { context, call, args, count, result in
+            guard let context, let call else { return PINCER_INVALID_ARGUMENT }
+            let box = Unmanaged<CommandBox>.fromOpaque(context).takeUnretainedValue()
+            do {
+                let value = try box.handler(Arguments(base: args, count: Int(count)))
+                return value.store(into: result, call: call)
+            } catch {
+                let failure = CommandError(error)
+                failure.message.withCString { call.pointee.fail(call, $0) }
+                return failure.status
+            }
+        }
+        try check(table.pointee.add_command(table, &c))
+    }
+}
+
+/// Strings copied for the duration of one registration call.
+final class CStringArena {
+    private var pointers: [UnsafeMutablePointer<CChar>] = []
+    func c(_ s: String?) -> UnsafePointer<CChar>? {
+        guard let s, let p = strdup(s) else { return nil }
+        pointers.append(p)
+        return UnsafePointer(p)
+    }
+    deinit { for p in pointers { free(p) } }
+}

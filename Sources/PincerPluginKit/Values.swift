@@ -1,0 +1,54 @@
+/// A command's result, as a Swift plugin returns it.
+public enum CommandValue: Sendable {
+    case void
+    case bool(Bool)
+    case i32(Int32)
+    case i64(Int64)
+    case u64(UInt64)
+    case f64(Double)
+    case string(String)
+
+    /// Writes the value where the host expects it; a type that does not
+    /// match the signature's result is a plugin bug, reported as a failure.
+    func store(into result: UnsafeMutablePointer<pincer_value_t>?, call: UnsafeMutablePointer<pincer_call_t>) -> pincer_status_t {
+        let expected = result?.pointee.type ?? PINCER_TYPE_VOID
+        switch (self, expected) {
+        case (.void, PINCER_TYPE_VOID): break
+        case (.bool(let v), PINCER_TYPE_BOOL): result?.pointee.as.b = v
+        case (.i32(let v), PINCER_TYPE_I32): result?.pointee.as.i32 = v
+        case (.i64(let v), PINCER_TYPE_I64): result?.pointee.as.i64 = v
+        case (.u64(let v), PINCER_TYPE_U64): result?.pointee.as.u64 = v
+        case (.f64(let v), PINCER_TYPE_F64): result?.pointee.as.f64 = v
+        case (.string(let s), PINCER_TYPE_STRING): s.withCString { call.pointee.return_string(call, $0) }
+        default:
+            "the command returned \(self) but its signature declares result type tag \(expected)".withCString {
+                call.pointee.fail(call, $0)
+            }
+            return PINCER_FAILED
+        }
+        return PINCER_OK
+    }
+}
+
+/// The converted arguments of one call, in signature order.
+public struct Arguments {
+    let base: UnsafePointer<pincer_value_t>?
+    public let count: Int
+
+    public subscript(index: Int) -> Argument {
+        precondition(index >= 0 && index < count, "argument \(index) out of range 0..<\(count)")
+        return Argument(value: base![index])
+    }
+}
+
+/// One argument; read it with the accessor matching its declared type.
+public struct Argument {
+    let value: pincer_value_t
+
+    public var bool: Bool { value.as.b }
+    public var i32: Int32 { value.as.i32 }
+    public var i64: Int64 { value.as.i64 }
+    public var u64: UInt64 { value.as.u64 }
+    public var f64: Double { value.as.f64 }
+    public var string: String { value.as.string.map { String(cString: $0) } ?? "" }
+}

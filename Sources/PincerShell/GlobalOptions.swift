@@ -1,0 +1,103 @@
+import PincerHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Options that apply to every shell command. They may appear anywhere
+/// before a `--`; for `run`, a command's own `--name` parameters win.
+struct GlobalOptions {
+    var pluginPaths: [String] = []
+    var builtins = true
+    var stateDirectory: String?
+    var json = false
+    var help = false
+    var strict = false
+    var quiet = false
+
+    /// (flag, takes a value, description) — drives parsing and `pincer --help`.
+    static let table: [(flag: String, value: String?, summary: String)] = [
+        ("--plugin-path", "PATH", "load plugins from PATH (a file, a directory, or a colon-separated list); repeatable"),
+        ("--no-builtin", nil, "do not load the built-in plugins beside the executable"),
+        ("--state-dir", "DIR", "settings store directory (default: $PINCER_STATE_DIR, $XDG_STATE_HOME/pincer, ~/.local/state/pincer)"),
+        ("--json", nil, "print data as JSON (shapes in README, \"JSON output\")"),
+        ("--strict", nil, "exit 4 before doing anything if any plugin fails to load"),
+        ("--quiet", nil, "do not print plugin warnings to standard error"),
+        ("--help", nil, "show help for pincer or for a command"),
+    ]
+
+    /// Removes the global options from `args`, returning what is left.
+    /// Everything after a plugin command's name (`run devopts.add ...` or
+    /// `devopts.add ...`) is left alone: it belongs to the command, which
+    /// sorts its own parameters from `--json` and `--help` (see Shell.runCommand).
+    mutating func extract(from args: [String]) throws(ShellError) -> [String] {
+        var rest: [String] = []
+        var positionals: [String] = []
+        var i = 0
+        while i < args.count {
+            let arg = args[i]
+            if arg == "--" {
+                rest += args[i...]
+                break
+            }
+            if !arg.hasPrefix("-") || arg == "-" || Self.isNumber(arg) {
+                positionals.append(arg)
+                rest.append(arg)
+                i += 1
+                let first = positionals[0]
+                if (first == "run" && positionals.count == 2) || (positionals.count == 1 && first.contains(".")) {
+                    rest += args[i...]
+                    break
+                }
+                continue
+            }
+            let (name, inline) = Self.split(arg)
+            func value() throws(ShellError) -> String {
+                if let inline { return inline }
+                i += 1
+                guard i < args.count else { throw .usage("\(name) needs a value") }
+                return args[i]
+            }
+            switch name {
+            case "--plugin-path": pluginPaths += try value().split(separator: ":").map(String.init)
+            case "--no-builtin": builtins = false
+            case "--state-dir": stateDirectory = try value()
+            case "--json": json = true
+            case "--strict": strict = true
+            case "--quiet", "-q": quiet = true
+            case "--help", "-h": help = true
+            default:
+                throw .usage("unknown option \(name)", usage: "pincer [options] <command> [arguments]; see pincer --help")
+            }
+            i += 1
+        }
+        return rest
+    }
+
+    static func isNumber(_ arg: String) -> Bool {
+        arg.count > 1 && arg.dropFirst().allSatisfy { $0.isNumber || $0 == "." || $0 == "e" || $0 == "E" }
+    }
+
+    static func split(_ arg: String) -> (String, String?) {
+        guard arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") else { return (arg, nil) }
+        return (String(arg[..<eq]), String(arg[arg.index(after: eq)...]))
+    }
+
+    static func environment() -> [String: String] {
+        var env: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let s = String(cString: entry)
+            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            p += 1
+        }
+        return env
+    }
+
+    func hostOptions(environment env: [String: String]) -> Host.Options {
+        var o = Host.Options(stateDirectory: stateDirectory ?? SettingsStore.defaultDirectory(environment: env))
+        if !builtins { o.builtinDirectory = nil }
+        o.pluginPaths = (env["PINCER_PLUGIN_PATH"] ?? "").split(separator: ":").map(String.init) + pluginPaths
+        if quiet { o.logHandler = { _ in } }
+        return o
+    }
+}

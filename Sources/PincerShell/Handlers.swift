@@ -1,0 +1,367 @@
+import CPincerSDK
+import PincerHost
+
+/// The shell commands' bodies. Each prints text, or JSON with --json.
+extension Shell {
+    func plugins() -> ExitCode {
+        let h = host!
+        let failures = h.failures
+        if options.json {
+            emit(.object([
+                ("plugins", .array(h.plugins.map { p in
+                    .object([("id", .string(p.id)), ("short_name", .string(p.shortName)), ("name", .string(p.name)),
+                             ("version", .string(p.version)), ("summary", .string(p.summary)),
+                             ("abi", .string("\(p.abiMajor).\(p.abiMinor)")), ("path", .string(p.path))])
+                })),
+                ("failed", .array(failures.map { f in
+                    .object([("path", .string(f.path)), ("id", f.pluginID.map(JSON.string) ?? .null), ("reason", .string(f.reason))])
+                })),
+            ]))
+        } else {
+            let plugins = h.plugins
+            if plugins.isEmpty { console.out("No plugins loaded.\n") }
+            for p in plugins {
+                console.out("\(p.shortName.padded(to: 10)) \(p.name) \(p.version)  [\(p.id), ABI \(p.abiMajor).\(p.abiMinor)]\n")
+                if !p.summary.isEmpty { console.out("           \(p.summary)\n") }
+                console.out("           \(p.path)\n")
+            }
+            if !failures.isEmpty {
+                console.out("\nRefused (\(failures.count)):\n")
+                for f in failures { console.out("  \(f.path)\n    \(f.reason)\n") }
+            }
+        }
+        return failures.isEmpty ? .ok : .pluginLoadFailure
+    }
+
+    func entryJSON(_ e: Entry, _ h: Host, pinned: Set<String>) -> JSON {
+        var fields: [(String, JSON)] = [
+            ("id", .string(e.fullID)), ("kind", .string(e.kind.rawValue)), ("title", .string(e.title)),
+            ("summary", .string(e.summary)), ("plugin", .string(e.pluginID)), ("pinned", .bool(pinned.contains(e.fullID))),
+        ]
+        if e.kind == .choice { fields.append(("choices", .array(e.choices.map(JSON.string)))) }
+        switch h.state(of: e) {
+        case .value(let v): fields.append(("value", .string(e.isSecret && !v.isEmpty ? "********" : v)))
+        case .rows(let rows):
+            fields.append(("rows", .array(rows.map { .object([("title", .string($0.title)), ("value", $0.value.map(JSON.string) ?? .null)]) })))
+        case .action(let c): fields.append(("command", .string(c)))
+        case .failed(let why): fields.append(("error", .string(why)))
+        }
+        return .object(fields)
+    }
+
+    func menu(_ only: String?) throws(ShellError) -> ExitCode {
+        let h = host!
+        var sections = h.sections()
+        if let only {
+            sections = sections.filter { $0.id == only }
+            guard !sections.isEmpty else {
+                throw .notFound("no section '\(only)'\(Shell.suggestion(for: only, among: h.sections().map(\.id)))")
+            }
+        }
+        let pinned = Set(h.pinnedEntryIDs())
+        if options.json {
+            emit(.object([("sections", .array(sections.map { s in
+                .object([("id", .string(s.id)), ("title", .string(s.title)),
+                         ("entries", .array(h.entries(inSection: s.id).map { entryJSON($0, h, pinned: pinned) }))])
+            }))]))
+            return .ok
+        }
+        for s in sections {
+            let entries = h.entries(inSection: s.id)
+            if entries.isEmpty && only == nil { continue }
+            console.out("\(s.title)\n")
+            let width = entries.map(\.title.count).max() ?? 0
+            for e in entries {
+                let pin = pinned.contains(e.fullID) && s.id != Section.pinnedID ? " *" : ""
+                console.out("  \(e.title.padded(to: width))  \(describe(e, h))\(pin)    (\(e.fullID))\n")
+                if case .rows(let rows) = h.state(of: e) {
+                    let w = rows.map(\.title.count).max() ?? 0
+                    for r in rows { console.out("      \(r.title.padded(to: w))  \(r.value ?? "")\n") }
+                }
+            }
+            console.out("\n")
+        }
+        return .ok
+    }
+
+    /// The one-line form of an entry's state for text listings.
+    func describe(_ e: Entry, _ h: Host) -> String {
+        switch h.state(of: e) {
+        case .value(let v):
+            let shown = e.isSecret && !v.isEmpty ? "********" : v
+            switch e.kind {
+            case .toggle: return v == "true" ? "[on]" : "[off]"
+            case .choice: return "[\(e.choices.map { $0 == v ? "(\($0))" : $0 }.joined(separator: " "))]"
+            case .text: return "\"\(shown)\""
+            default: return shown
+            }
+        case .rows(let rows): return "(\(rows.count) row\(rows.count == 1 ? "" : "s"))"
+        case .action(let c): return "-> \(c)"
+        case .failed(let why): return "error: \(why)"
+        }
+    }
+
+    func commandJSON(_ c: Command) -> JSON {
+        .object([
+            ("name", .string(c.fullName)), ("signature", .string(c.signature.text)), ("usage", .string(c.usage)),
+            ("summary", .string(c.summary)), ("plugin", .string(c.pluginID)), ("changes_state", .bool(c.changesState)),
+            ("parameters", .array(c.signature.parameters.map { p in
+                .object([("name", .string(p.name)), ("type", .string(p.type.rawValue)), ("optional", .bool(p.isOptional)),
+                         ("default", p.defaultValue?.json ?? .null), ("secret", .bool(p.isSecret))])
+            })),
+            ("result", .string(c.signature.result.rawValue)),
+        ])
+    }
+
+    func listCommands() -> ExitCode {
+        let commands = host!.commands
+        if options.json {
+            emit(.object([("commands", .array(commands.map(commandJSON)))]))
+            return .ok
+        }
+        let width = commands.map(\.fullName.count).max() ?? 0
+        for c in commands { console.out("\(c.fullName.padded(to: width))  \(c.summary)\n") }
+        return .ok
+    }
+
+    func help(_ topic: String?) throws(ShellError) -> ExitCode {
+        guard let topic else {
+            console.out(Shell.overview())
+            return .ok
+        }
+        if let sc = Shell.shellCommand(named: topic) {
+            if options.json {
+                emit(.object([("name", .string(sc.name)), ("usage", .string(sc.usage)), ("summary", .string(sc.summary))]))
+            } else {
+                console.out("usage: \(sc.usage)\n\n\(sc.summary).\n")
+                if sc.name == "run" { console.out("\nArguments are positional or --name value (also --name=value); `--` ends options.\n") }
+            }
+            return .ok
+        }
+        let h = try requireHost()
+        guard let c = h.command(named: topic) else {
+            throw .notFound("no command '\(topic)'\(Shell.suggestion(for: topic, among: h.commands.map(\.fullName) + Shell.table.map(\.name)))")
+        }
+        if options.json {
+            emit(commandJSON(c))
+            return .ok
+        }
+        var text = "usage: pincer run \(c.usage)\n"
+        if !c.summary.isEmpty { text += "\n\(c.summary)\n" }
+        if !c.details.isEmpty { text += "\n\(c.details)\n" }
+        if !c.signature.parameters.isEmpty {
+            text += "\nParameters:\n"
+            let width = c.signature.parameters.map(\.name.count).max() ?? 0
+            for p in c.signature.parameters {
+                var line = "  --\(p.name.padded(to: width))  \(p.type.rawValue)"
+                if p.isSecret { line += ", secret (kept out of history)" }
+                if let d = p.defaultValue { line += ", optional, default \(Signature.literalText(d))" } else { line += ", required" }
+                text += line + "\n"
+            }
+        }
+        text += "\nReturns: \(c.signature.result.rawValue)\nSignature: \(c.signature.text)\nPlugin: \(c.pluginID)\n"
+        console.out(text)
+        return .ok
+    }
+
+    /// Binds shell words to a command's parameters: positional in order,
+    /// or `--name value` / `--name=value`; `--` makes the rest positional.
+    static func bind(_ words: [String], to command: Command) -> Result<[Value], ShellError> {
+        let params = command.signature.parameters
+        let usage = "pincer run \(command.usage)"
+        var given = [String?](repeating: nil, count: params.count)
+        var nextPositional = 0
+        var i = 0
+        var optionsEnded = false
+        func fail(_ message: String) -> Result<[Value], ShellError> { .failure(.usage("\(command.fullName): \(message)", usage: usage)) }
+        while i < words.count {
+            let w = words[i]
+            i += 1
+            if !optionsEnded && w == "--" { optionsEnded = true; continue }
+            if !optionsEnded && w.hasPrefix("--") && w.count > 2 && !GlobalOptions.isNumber(w) {
+                let (flag, inline) = GlobalOptions.split(w)
+                let name = String(flag.dropFirst(2))
+                guard let index = params.firstIndex(where: { $0.name == name }) else {
+                    let names = params.map { "--\($0.name)" }.joined(separator: ", ")
+                    return fail("unknown parameter --\(name) (parameters: \(names.isEmpty ? "none" : names))")
+                }
+                guard given[index] == nil else { return fail("parameter '\(name)' is given twice") }
+                if let inline {
+                    given[index] = inline
+                } else {
+                    guard i < words.count else { return fail("--\(name) needs a value (\(params[index].type.rawValue))") }
+                    given[index] = words[i]
+                    i += 1
+                }
+                continue
+            }
+            while nextPositional < params.count && given[nextPositional] != nil { nextPositional += 1 }
+            guard nextPositional < params.count else {
+                return fail("too many arguments: takes at most \(params.count), '\(w)' is extra")
+            }
+            given[nextPositional] = w
+            nextPositional += 1
+        }
+        var values: [Value] = []
+        for (p, text) in zip(params, given) {
+            guard let text else {
+                if let d = p.defaultValue { values.append(d); continue }
+                return fail("missing argument '\(p.name)' (\(p.type.rawValue))")
+            }
+            switch ValueConversion.convert(text, to: p.type) {
+            case .success(let v): values.append(v)
+            case .failure(let why): return fail("parameter '\(p.name)' expects \(p.type.rawValue): \(why)")
+            }
+        }
+        return .success(values)
+    }
+
+    func runCommand(_ args: [String]) throws(ShellError) -> ExitCode {
+        let h = try requireHost()
+        let name = args[0]
+        guard let command = h.command(named: name) else {
+            throw .notFound("no command '\(name)'\(Shell.suggestion(for: name, among: h.commands.map(\.fullName)))")
+        }
+        // `--json` and `--help` after the command name are pincer's unless the command has such a parameter.
+        var words: [String] = []
+        for w in args.dropFirst() {
+            if w == "--json" && command.signature.parameter(named: "json") == nil { options.json = true; continue }
+            if (w == "--help" || w == "-h") && command.signature.parameter(named: "help") == nil { return try help(name) }
+            words.append(w)
+        }
+        let values: [Value]
+        switch Shell.bind(words, to: command) {
+        case .success(let v): values = v
+        case .failure(let e): throw e
+        }
+        let result: Value
+        do {
+            result = try command.invoke(values)
+        } catch {
+            if options.json {
+                emit(.object([("command", .string(name)), ("ok", .bool(false)), ("status", .string(Status.name(error.status))),
+                              ("error", .string(error.message))]))
+                return .commandFailed
+            }
+            throw .failed("\(name): \(error.message)")
+        }
+        if options.json {
+            emit(.object([("command", .string(name)), ("ok", .bool(true)), ("type", .string(command.signature.result.rawValue)),
+                          ("result", result.json)]))
+        } else if command.signature.result != .void {
+            console.out(result.description + "\n")
+        }
+        return .ok
+    }
+
+    func get(_ id: String) throws(ShellError) -> ExitCode {
+        let h = try requireHost()
+        let e = try entry(id)
+        let state = h.state(of: e)
+        if options.json {
+            emit(entryJSON(e, h, pinned: Set(h.pinnedEntryIDs())))
+        } else {
+            switch state {
+            case .value(let v): console.out((e.isSecret && !v.isEmpty ? "********" : v) + "\n")
+            case .rows(let rows):
+                let w = rows.map(\.title.count).max() ?? 0
+                for r in rows { console.out("\(r.title.padded(to: w))  \(r.value ?? "")\n") }
+            case .action(let c): console.out("action: runs \(c) (pincer activate \(e.fullID))\n")
+            case .failed: break
+            }
+        }
+        if case .failed(let why) = state { throw .failed("\(id): \(why)") }
+        return .ok
+    }
+
+    func set(_ id: String, _ value: String) throws(ShellError) -> ExitCode {
+        let h = try requireHost()
+        let e = try entry(id)
+        let stored: String
+        do { stored = try h.setValue(value, of: e) } catch { throw settingsError(error) }
+        if options.json {
+            emit(.object([("entry", .string(e.fullID)), ("value", .string(e.isSecret ? "********" : stored))]))
+        } else {
+            console.out("\(e.fullID) = \(e.isSecret ? "********" : stored)\n")
+        }
+        return .ok
+    }
+
+    func activate(_ id: String) throws(ShellError) -> ExitCode {
+        let h = try requireHost()
+        let e = try entry(id)
+        let result: Value
+        do { result = try h.activate(e) } catch {
+            throw error.kind == .failed ? .failed(error.message) : settingsError(error)
+        }
+        if options.json {
+            emit(.object([("entry", .string(e.fullID)), ("command", .string(e.command ?? "")), ("ok", .bool(true)), ("result", result.json)]))
+        } else if result != .void {
+            console.out(result.description + "\n")
+        }
+        return .ok
+    }
+
+    func pin(_ id: String, _ pinned: Bool) throws(ShellError) -> ExitCode {
+        let h = try requireHost()
+        let e = try entry(id)
+        do { try h.setPinned(pinned, e) } catch { throw settingsError(error) }
+        if options.json {
+            emit(.object([("entry", .string(e.fullID)), ("pinned", .bool(pinned))]))
+        } else {
+            console.out("\(pinned ? "pinned" : "unpinned") \(e.fullID)\n")
+        }
+        return .ok
+    }
+
+    func search(_ text: String) -> ExitCode {
+        let h = host!
+        let found = h.search(text)
+        if options.json {
+            let pinned = Set(h.pinnedEntryIDs())
+            emit(.object([("entries", .array(found.entries.map { entryJSON($0, h, pinned: pinned) })),
+                          ("commands", .array(found.commands.map(commandJSON)))]))
+        } else {
+            for e in found.entries { console.out("entry    \(e.fullID.padded(to: 28)) \(e.title)\n") }
+            for c in found.commands { console.out("command  \(c.fullName.padded(to: 28)) \(c.summary)\n") }
+            if found.entries.isEmpty && found.commands.isEmpty { console.out("Nothing matches '\(text)'.\n") }
+        }
+        return found.entries.isEmpty && found.commands.isEmpty ? .notFound : .ok
+    }
+
+    func version() -> ExitCode {
+        if options.json {
+            emit(.object([("version", .string(Shell.version)), ("abi", .string("\(PINCER_ABI_MAJOR).\(PINCER_ABI_MINOR)"))]))
+        } else {
+            console.out("pincer \(Shell.version) (plugin ABI \(PINCER_ABI_MAJOR).\(PINCER_ABI_MINOR))\n")
+        }
+        return .ok
+    }
+
+    static func overview() -> String {
+        var text = "usage: pincer [options] <command> [arguments]\n\nCommands:\n"
+        let width = table.map(\.name.count).max() ?? 0
+        for c in table { text += "  \(c.name.padded(to: width))  \(c.summary)\n" }
+        text += "\nA plugin command can also be run directly: pincer devopts.add 1 2\n\nOptions:\n"
+        for o in GlobalOptions.table {
+            let flag = o.value.map { "\(o.flag) \($0)" } ?? o.flag
+            text += "  \(flag.padded(to: 20))  \(o.summary)\n"
+        }
+        text += """
+
+        Exit codes: 0 ok, 1 command failed, 2 usage error, 3 not found,
+                    4 plugin load failure (plugins, --strict), 5 settings store error.
+        Environment: PINCER_PLUGIN_PATH (colon-separated plugin paths), PINCER_STATE_DIR.
+
+        """
+        return text
+    }
+}
+
+extension Signature {
+    /// How a default value is written in help.
+    static func literalText(_ v: Value) -> String {
+        if case .string(let s) = v { return JSON.quote(s) }
+        return v.description
+    }
+}

@@ -1,0 +1,147 @@
+import CPincerSDK
+import PincerHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `pincer` command line: parses global options, loads plugins when a
+/// command needs them, and dispatches through `Shell.table`.
+public final class Shell {
+    public static let version = "0.1.0"
+
+    let console: Console
+    let environment: [String: String]
+    var options = GlobalOptions()
+    private(set) var host: Host?
+    /// Set inside the REPL, where global options were fixed at start.
+    var interactive = false
+
+    public init(console: Console = StandardConsole(), environment: [String: String]? = nil) {
+        self.console = console
+        self.environment = environment ?? GlobalOptions.environment()
+    }
+
+    deinit { host?.shutdown() }
+
+    /// Runs one `pincer` invocation (arguments without the program name).
+    public func run(_ arguments: [String]) -> Int32 {
+        do {
+            let rest = try options.extract(from: arguments)
+            return try dispatch(rest).rawValue
+        } catch {
+            return report(error).rawValue
+        }
+    }
+
+    func report(_ error: ShellError) -> ExitCode {
+        if options.json {
+            var fields: [(String, JSON)] = [("error", .string(error.message)), ("exit_code", .int(Int64(error.code.rawValue)))]
+            if let usage = error.usage { fields.append(("usage", .string(usage))) }
+            console.err(JSON.object(fields).serialized() + "\n")
+        } else {
+            console.err("pincer: \(error.message)\n")
+            if let usage = error.usage { console.err("usage: \(usage)\n") }
+        }
+        return error.code
+    }
+
+    func dispatch(_ args: [String]) throws(ShellError) -> ExitCode {
+        guard let first = args.first else {
+            if options.help { return try help(nil) }
+            if interactive { return .ok }
+            console.err(Shell.overview())
+            return .usage
+        }
+        var name = first
+        var rest = Array(args.dropFirst())
+        // A bare plugin command ("devopts.add 1 2") runs it.
+        if Shell.shellCommand(named: name) == nil, name.contains("."), loadedHost()?.command(named: name) != nil {
+            rest = [name] + rest
+            name = "run"
+        }
+        guard let command = Shell.shellCommand(named: name) else {
+            let known = Shell.table.map(\.name)
+            throw .usage("unknown command '\(name)'\(Shell.suggestion(for: name, among: known + (loadedHost()?.commands.map(\.fullName) ?? [])))",
+                         usage: "pincer <command> [arguments]; see pincer --help")
+        }
+        if options.help && name != "run" { return try help(name) }
+        if options.help, name == "run" { return try help(rest.first ?? "run") }
+        guard rest.count >= command.minArguments, command.maxArguments.map({ rest.count <= $0 }) ?? true else {
+            throw .usage("\(name) takes \(Shell.arity(command))", usage: command.usage)
+        }
+        if command.needsHost {
+            let h = try requireHost()
+            if options.strict, !h.failures.isEmpty, !interactive {
+                for f in h.failures { console.err("pincer: refused plugin \(f)\n") }
+                return .pluginLoadFailure
+            }
+        }
+        return try command.run(self, rest)
+    }
+
+    static func arity(_ c: ShellCommand) -> String {
+        switch (c.minArguments, c.maxArguments) {
+        case (0, 0?): return "no arguments"
+        case (let a, let b?) where a == b: return "exactly \(a) argument\(a == 1 ? "" : "s")"
+        case (let a, let b?): return "\(a) to \(b) arguments"
+        case (let a, nil): return "at least \(a) argument\(a == 1 ? "" : "s")"
+        }
+    }
+
+    // MARK: the host
+
+    /// The host with plugins loaded, created on first use.
+    func loadedHost() -> Host? {
+        if let host { return host }
+        return try? requireHost()
+    }
+
+    func requireHost() throws(ShellError) -> Host {
+        if let host { return host }
+        let h = Host(options: options.hostOptions(environment: environment))
+        h.loadAll()
+        host = h
+        return h
+    }
+
+    func settingsError(_ error: HostError) -> ShellError {
+        switch error.kind {
+        case .notFound: .notFound(error.message)
+        case .invalidArgument: .usage(error.message)
+        case .failed: ShellError(code: .storeError, message: error.message)
+        }
+    }
+
+    func entry(_ id: String) throws(ShellError) -> Entry {
+        let h = try requireHost()
+        guard let e = h.entry(id: id) else {
+            throw .notFound("no entry '\(id)'\(Shell.suggestion(for: id, among: h.entries.map(\.fullID)))")
+        }
+        return e
+    }
+
+    /// ", did you mean X?" for the closest known name, if any is close.
+    static func suggestion(for name: String, among candidates: [String]) -> String {
+        let scored = candidates.map { ($0, editDistance(name, $0)) }.filter { $0.1 <= max(2, name.count / 3) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
+        return "; did you mean '\(best.0)'?"
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        if a.isEmpty { return b.count }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
+    }
+
+    func emit(_ json: JSON) { console.out(json.serialized(pretty: console.isTerminal) + "\n") }
+}

@@ -1,0 +1,10 @@
+// The `pincer` executable: everything lives in PincerShell so tests can
+// drive the same code in-process.
+import PincerShell
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let shell = Shell()
+let code = shell.run(Array(CommandLine.arguments.dropFirst()))
+exit(code)

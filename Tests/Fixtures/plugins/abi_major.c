@@ -1,0 +1,27 @@
+/* Fixture: abi_major is 2 while the host speaks 1 (refused: abi_major). */
+#include <pincer.h>
+
+static pincer_status_t init(void *context, const pincer_host_t *host, pincer_call_t *reply)
+{
+    (void)context; (void)host; (void)reply;
+    return PINCER_OK;
+}
+
+static const pincer_plugin_t plugin = {
+    .magic = PINCER_PLUGIN_MAGIC,
+    .abi_major = 2,
+    .abi_minor = PINCER_ABI_MINOR,
+    .struct_size = sizeof(pincer_plugin_t),
+    .id = "test.abimajor",
+    .short_name = "abimajor",
+    .name = "ABI major 2 fixture",
+    .version = "1.0.0",
+    .init = init,
+};
+
+PINCER_EXTERN_C PINCER_EXPORT const pincer_plugin_t *pincer_plugin_entry(uint32_t host_abi_major,
+                                                                         uint32_t host_abi_minor)
+{
+    (void)host_abi_major; (void)host_abi_minor;
+    return &plugin;
+}

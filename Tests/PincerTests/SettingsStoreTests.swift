@@ -1,0 +1,288 @@
+import CSQLite
+import Foundation
+import Synchronization
+import XCTest
+
+import PincerHost
+
+final class SettingsStoreTests: XCTestCase {
+    private var directory = ""
+
+    override func setUpWithError() throws {
+        var template = Array((NSTemporaryDirectory() + "/pincer-settings-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        XCTAssertTrue(made, "mkdtemp failed: \(String(cString: strerror(errno)))")
+        directory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    override func tearDownWithError() throws {
+        if !directory.isEmpty {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    private var storePath: String { directory + "/settings.sqlite3" }
+
+    private func contents(of directory: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+    }
+
+    /// Runs SQL on the store file through a separate raw connection.
+    private func rawSQL(_ path: String, _ sql: String) throws {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+            defer { sqlite3_close(db) }
+            throw StoreTestError(String(cString: sqlite3_errmsg(db)))
+        }
+        defer { sqlite3_close(db) }
+        sqlite3_busy_timeout(db, 10_000)
+        var message: UnsafeMutablePointer<CChar>?
+        if sqlite3_exec(db, sql, nil, nil, &message) != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? "?"
+            sqlite3_free(message)
+            throw StoreTestError(text)
+        }
+    }
+
+    // MARK: Basics
+
+    func testRoundTrip() throws {
+        let store = try SettingsStore(directory: directory)
+        XCTAssertEqual(store.path, storePath)
+        XCTAssertNil(store.setAsideWarning)
+        XCTAssertNil(try store.get(namespace: "ui", key: "theme"))
+
+        try store.set(namespace: "ui", key: "theme", value: "dark")
+        XCTAssertEqual(try store.get(namespace: "ui", key: "theme"), "dark")
+
+        try store.set(namespace: "ui", key: "theme", value: "light")
+        XCTAssertEqual(try store.get(namespace: "ui", key: "theme"), "light")
+
+        // Text that would break spliced SQL, non-ASCII, embedded NUL, empty string.
+        let awkward = "it's \"quoted\"; DROP TABLE settings; -- ünïcødé 🦀 \u{0} after NUL"
+        try store.set(namespace: "ui", key: "awkward'key", value: awkward)
+        XCTAssertEqual(try store.get(namespace: "ui", key: "awkward'key"), awkward)
+        try store.set(namespace: "ui", key: "empty", value: "")
+        XCTAssertEqual(try store.get(namespace: "ui", key: "empty"), "")
+
+        let all = try store.all(namespace: "ui")
+        XCTAssertEqual(all.map(\.key), ["awkward'key", "empty", "theme"])
+        XCTAssertEqual(all.map(\.value), [awkward, "", "light"])
+    }
+
+    func testRemove() throws {
+        let store = try SettingsStore(directory: directory)
+        try store.set(namespace: "ns", key: "a", value: "1")
+        try store.set(namespace: "ns", key: "b", value: "2")
+        try store.set(namespace: "ns", key: "a", value: nil)
+        XCTAssertNil(try store.get(namespace: "ns", key: "a"))
+        XCTAssertEqual(try store.get(namespace: "ns", key: "b"), "2")
+        XCTAssertEqual(try store.all(namespace: "ns").map(\.key), ["b"])
+        // Removing a key that does not exist is fine.
+        try store.set(namespace: "ns", key: "never-set", value: nil)
+    }
+
+    func testNamespacesAreSeparate() throws {
+        let store = try SettingsStore(directory: directory)
+        try store.set(namespace: "one", key: "k", value: "from one")
+        try store.set(namespace: "two", key: "k", value: "from two")
+        XCTAssertEqual(try store.get(namespace: "one", key: "k"), "from one")
+        XCTAssertEqual(try store.get(namespace: "two", key: "k"), "from two")
+        XCTAssertNil(try store.get(namespace: "three", key: "k"))
+
+        try store.set(namespace: "one", key: "k", value: nil)
+        XCTAssertNil(try store.get(namespace: "one", key: "k"))
+        XCTAssertEqual(try store.get(namespace: "two", key: "k"), "from two")
+        XCTAssertEqual(try store.all(namespace: "one").count, 0)
+        XCTAssertEqual(try store.all(namespace: "two").map(\.value), ["from two"])
+    }
+
+    func testPersistsAfterReopening() throws {
+        do {
+            let store = try SettingsStore(directory: directory)
+            try store.set(namespace: "ns", key: "kept", value: "yes")
+            try store.set(namespace: "ns", values: [(key: "b1", value: "x"), (key: "b2", value: "y")])
+        }
+        let reopened = try SettingsStore(directory: directory)
+        XCTAssertNil(reopened.setAsideWarning)
+        XCTAssertEqual(try reopened.get(namespace: "ns", key: "kept"), "yes")
+        XCTAssertEqual(try reopened.all(namespace: "ns").map(\.key), ["b1", "b2", "kept"])
+    }
+
+    func testCreatesMissingParentDirectories() throws {
+        let nested = directory + "/a/b/c"
+        let store = try SettingsStore(directory: nested)
+        try store.set(namespace: "ns", key: "k", value: "v")
+        XCTAssertEqual(store.path, nested + "/settings.sqlite3")
+        var info = stat()
+        XCTAssertEqual(stat(directory + "/a/b", &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o700)
+    }
+
+    func testDirectoryThatIsAFileIsAClearError() throws {
+        let blocker = directory + "/not-a-directory"
+        XCTAssertTrue(FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8)))
+        XCTAssertThrowsError(try SettingsStore(directory: blocker + "/state")) { error in
+            let message = "\(error)"
+            XCTAssertTrue(message.contains(blocker), message)
+        }
+    }
+
+    // MARK: Transactions
+
+    func testBatchSetIsAtomic() throws {
+        let store = try SettingsStore(directory: directory)
+        try store.set(namespace: "ns", values: [(key: "x", value: "old"), (key: "y", value: "keep me")])
+        XCTAssertEqual(try store.all(namespace: "ns").map(\.value), ["old", "keep me"])
+
+        // Make inserting one particular key fail, in the middle of the batch.
+        try rawSQL(storePath, """
+            CREATE TRIGGER reject_poison BEFORE INSERT ON settings WHEN NEW.key = 'poison'
+            BEGIN SELECT RAISE(ABORT, 'poisoned key rejected'); END;
+            """)
+
+        XCTAssertThrowsError(try store.set(namespace: "ns", values: [
+            (key: "x", value: "new"),
+            (key: "y", value: nil),
+            (key: "a", value: "added"),
+            (key: "poison", value: "boom"),
+            (key: "z", value: "after"),
+        ])) { error in
+            let message = "\(error)"
+            XCTAssertTrue(message.contains(self.storePath), message)
+            XCTAssertTrue(message.contains("poisoned key rejected"), message)
+        }
+        // Nothing of the failed batch is visible.
+        let after = try store.all(namespace: "ns")
+        XCTAssertEqual(after.map(\.key), ["x", "y"])
+        XCTAssertEqual(after.map(\.value), ["old", "keep me"])
+
+        // The store is still usable (no transaction left open).
+        try store.set(namespace: "ns", values: [(key: "x", value: "new"), (key: "y", value: nil)])
+        XCTAssertEqual(try store.all(namespace: "ns").map(\.value), ["new"])
+        try store.set(namespace: "ns", key: "single", value: "ok")
+        XCTAssertEqual(try store.get(namespace: "ns", key: "single"), "ok")
+    }
+
+    // MARK: Damaged and foreign files
+
+    func testUnreadableFileIsSetAside() throws {
+        let line = "this is definitely not an SQLite database, just some text.\n"
+        let garbage = Data(String(repeating: line, count: 4096 / line.utf8.count + 1).utf8.prefix(4096))
+        XCTAssertEqual(garbage.count, 4096)
+        try garbage.write(to: URL(fileURLWithPath: storePath))
+
+        let store = try SettingsStore(directory: directory)
+        let warning = try XCTUnwrap(store.setAsideWarning)
+
+        let listing = try contents(of: directory)
+        let asideNames = listing.filter { $0.hasPrefix("settings.sqlite3.unreadable-") }
+        XCTAssertEqual(asideNames.count, 1, "\(listing)")
+        let asideName = try XCTUnwrap(asideNames.first)
+        let asidePath = directory + "/" + asideName
+        XCTAssertNotNil(asideName.range(of: #"^settings\.sqlite3\.unreadable-\d{8}T\d{6}$"#,
+                                        options: .regularExpression), asideName)
+        XCTAssertTrue(warning.contains(store.path), warning)
+        XCTAssertTrue(warning.contains(asidePath), warning)
+        XCTAssertTrue(warning.contains("not a database"), warning)
+
+        // The old file is kept byte for byte.
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: asidePath)), garbage)
+
+        // The new store works, and persists.
+        try store.set(namespace: "ns", key: "k", value: "v")
+        XCTAssertEqual(try store.get(namespace: "ns", key: "k"), "v")
+        let reopened = try SettingsStore(directory: directory)
+        XCTAssertNil(reopened.setAsideWarning)
+        XCTAssertEqual(try reopened.get(namespace: "ns", key: "k"), "v")
+    }
+
+    func testSetAsideNeverOverwritesAnEarlierOne() throws {
+        let first = Data(repeating: UInt8(ascii: "A"), count: 4096)
+        let second = Data(repeating: UInt8(ascii: "B"), count: 4096)
+        try first.write(to: URL(fileURLWithPath: storePath))
+        let warning1 = try XCTUnwrap(try SettingsStore(directory: directory).setAsideWarning)
+        try FileManager.default.removeItem(atPath: storePath)
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: storePath + suffix) }
+        try second.write(to: URL(fileURLWithPath: storePath))
+        let warning2 = try XCTUnwrap(try SettingsStore(directory: directory).setAsideWarning)
+        XCTAssertNotEqual(warning1, warning2)
+
+        let aside = try contents(of: directory).filter { $0.hasPrefix("settings.sqlite3.unreadable-") }
+        XCTAssertEqual(aside.count, 2, "\(aside)")
+        let kept = try Set(aside.map { try Data(contentsOf: URL(fileURLWithPath: directory + "/" + $0)) })
+        XCTAssertEqual(kept, [first, second])
+    }
+
+    func testNewerSchemaVersionIsRefusedAndLeftUntouched() throws {
+        try rawSQL(storePath, """
+            CREATE TABLE settings(namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+                                  extra BLOB, PRIMARY KEY(namespace, key)) WITHOUT ROWID;
+            INSERT INTO settings VALUES ('ns', 'k', 'v', x'00');
+            PRAGMA user_version = 99;
+            """)
+        let before = try Data(contentsOf: URL(fileURLWithPath: storePath))
+        let listingBefore = try contents(of: directory)
+
+        XCTAssertThrowsError(try SettingsStore(directory: directory)) { error in
+            let message = "\(error)"
+            XCTAssertTrue(error is StoreError)
+            XCTAssertTrue(message.contains(self.storePath), message)
+            XCTAssertTrue(message.contains("99"), message)
+        }
+
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: storePath)), before)
+        XCTAssertEqual(try contents(of: directory), listingBefore)
+    }
+
+    // MARK: Concurrency
+
+    func testTwoInstancesOnTwoThreadsWriteConcurrently() throws {
+        let stores = [try SettingsStore(directory: directory), try SettingsStore(directory: directory)]
+        let failures = Mutex<[String]>([])
+        let group = DispatchGroup()
+        let perThread = 500
+        for (index, store) in stores.enumerated() {
+            group.enter()
+            let thread = Thread {
+                for n in 0..<perThread {
+                    do {
+                        try store.set(namespace: "race", key: "t\(index)-\(n)", value: "\(index):\(n)")
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                }
+                group.leave()
+            }
+            thread.start()
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
+        XCTAssertEqual(failures.withLock { $0 }, [])
+
+        let check = try SettingsStore(directory: directory)
+        let all = try check.all(namespace: "race")
+        XCTAssertEqual(all.count, 2 * perThread)
+        for index in 0..<2 {
+            for n in 0..<perThread {
+                XCTAssertEqual(try check.get(namespace: "race", key: "t\(index)-\(n)"), "\(index):\(n)")
+            }
+        }
+    }
+
+    // MARK: Default directory
+
+    func testDefaultDirectory() {
+        XCTAssertEqual(SettingsStore.defaultDirectory(environment: [
+            "PINCER_STATE_DIR": "/p", "XDG_STATE_HOME": "/x", "HOME": "/h",
+        ]), "/p")
+        XCTAssertEqual(SettingsStore.defaultDirectory(environment: ["XDG_STATE_HOME": "/x", "HOME": "/h"]),
+                       "/x/pincer")
+        XCTAssertEqual(SettingsStore.defaultDirectory(environment: ["HOME": "/h"]), "/h/.local/state/pincer")
+        XCTAssertEqual(SettingsStore.defaultDirectory(environment: [:]), "/tmp/pincer-\(getuid())")
+    }
+}
+
+private struct StoreTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
