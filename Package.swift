@@ -41,7 +41,8 @@ let package = Package(
                 linkerSettings: exportOnlyEntry),
 
         // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
-        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels"]),
+        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels"],
+                         swiftSettings: [.unsafeFlags(["-Xcc", "-I\(root)/SDK/include"])]),
         .target(name: "BenchKernels", dependencies: ["CPincerSDK"],
                 cSettings: [.headerSearchPath("../../SDK/include")]),
         .executableTarget(name: "bench-hello"),

@@ -61,4 +61,10 @@ public struct LogRecord: Sendable {
     /// The plugin id, or "pincer" for the host itself.
     public let source: String
     public let message: String
+
+    public init(level: LogLevel, source: String, message: String) {
+        self.level = level
+        self.source = source
+        self.message = message
+    }
 }

@@ -200,6 +200,7 @@ private struct SignatureParser {
             pos += 1
         } else {
             while true {
+                skipSpace()
                 let nameStart = pos
                 let pname = try identifier("a parameter name", allowDash: false)
                 if params.contains(where: { $0.name == pname }) {
@@ -213,6 +214,7 @@ private struct SignatureParser {
                 } else {
                     pos = wstart
                 }
+                skipSpace()
                 let typeStart = pos
                 let t = try type(allowVoid: false)
                 if secret && t != .string {

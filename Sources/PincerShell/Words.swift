@@ -48,7 +48,7 @@ enum Words {
     /// Quotes a word so `split` gives it back unchanged.
     static func quote(_ word: String) -> String {
         let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { s in
-            s.properties.isAlphabetic || ("0"..."9").contains(s) || "-_.,:/=+@%".unicodeScalars.contains(s)
+            s.properties.isAlphabetic || ("0"..."9").contains(s) || "-_.,:/=+@%*".unicodeScalars.contains(s)
         }
         if plain { return word }
         return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"

@@ -1,0 +1,50 @@
+/*
+ * bench_kernels.h — C side of pincer-bench.
+ *
+ * One typed command (bench_add), the same computation as a plain C function,
+ * an in-process plugin entry that registers the command, and the loops that
+ * time the direct-call baselines. The loops live in C so that the calls go
+ * through a function pointer read from a volatile variable and the results
+ * land in a volatile sink: the compiler can neither inline nor drop them.
+ */
+#ifndef BENCH_KERNELS_H
+#define BENCH_KERNELS_H
+
+/* By path, not <pincer.h>: Swift imports this header as the BenchKernels
+ * module, and a C target's header search paths do not reach its importers.
+ * The file is the one module CPincerSDK covers, so the types are shared. */
+#include "../../../SDK/include/pincer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The typed command "add(a: i64, b: f64) -> f64": *result = a + b. */
+pincer_status_t bench_add(void *context, pincer_call_t *call, int64_t a, double b, double *result);
+
+/* The same computation as a plain C function. */
+double bench_add_direct(int64_t a, double b);
+
+/* The shape of bench_add, and an accessor for a pointer to it. */
+typedef pincer_status_t (*bench_add_fn_t)(void *context, pincer_call_t *call, int64_t a, double b, double *result);
+bench_add_fn_t bench_add_pointer(void);
+
+/* The plugin record: id "bench.kernels", short name "bench"; its init
+ * registers bench_add as the typed command bench.add. Linked into the
+ * benchmark, so it is not named pincer_plugin_entry. */
+const pincer_plugin_t *bench_plugin_entry(uint32_t host_abi_major, uint32_t host_abi_minor);
+
+/* Calls bench_add `iterations` times through a function pointer read from a
+ * volatile variable each time, with context NULL and a pointer to a zeroed
+ * pincer_call_t, exactly the arguments the host passes. Returns the sum of
+ * the results (also stored in a volatile sink). */
+double bench_loop_typed(uint64_t iterations, int64_t a, double b);
+
+/* The same loop calling bench_add_direct(a, b) (informational). */
+double bench_loop_plain(uint64_t iterations, int64_t a, double b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BENCH_KERNELS_H */

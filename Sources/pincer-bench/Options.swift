@@ -1,0 +1,99 @@
+// Command-line options of pincer-bench.
+
+/// What to measure and how to print it.
+struct BenchOptions: Sendable {
+    enum Part: String, Sendable { case dispatch, startup }
+
+    var json = false
+    var runs = 30
+    var calls = 5_000_000
+    var only: Part?
+    var help = false
+
+    var runsDispatch: Bool { only == nil || only == .dispatch }
+    var runsStartup: Bool { only == nil || only == .startup }
+
+    static let usage = """
+        usage: pincer-bench [--json] [--runs N] [--calls N] [--only dispatch|startup]
+
+        Measures the Pincer host against baselines taken in the same run and
+        prints the figures as ratios:
+
+          dispatch  calls of the typed command bench.add(a: i64, b: f64) -> f64
+                    through a PreparedCall (libffi), against calling the same C
+                    function directly through a function pointer.
+                    target: >= 2,000,000 prepared calls/s
+          startup   wall time of `pincer commands --json` (every built-in plugin
+                    beside the executable) against `bench-hello`, a Swift
+                    program that imports Foundation and prints a JSON object.
+                    target: median pincer / median bench-hello <= 2.0
+
+        Options:
+          --json          print one JSON object with every figure instead of text
+          --runs N        process launches of each program for startup (default 30)
+          --calls N       calls per timed round for dispatch (default 5000000)
+          --only PART     run only `dispatch` or only `startup`
+          --help          show this help
+
+        Exit status: 0 every target met, 1 a target missed (or a measurement
+        failed), 2 usage error.
+
+        Build and run in release mode; the startup part needs the sibling
+        executables `pincer` and `bench-hello` and the built-in plugins:
+          swift build -c release && .build/release/pincer-bench
+
+        """
+
+    struct UsageError: Error, Sendable { let message: String }
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> BenchOptions {
+        var options = BenchOptions()
+        var rest = arguments[...]
+        func value(for flag: String, inline: String?) throws(UsageError) -> String {
+            if let inline { return inline }
+            guard let next = rest.popFirst() else { throw UsageError(message: "\(flag) needs a value") }
+            return next
+        }
+        func count(_ text: String, flag: String) throws(UsageError) -> Int {
+            let digits = text.replacingUnderscores()
+            guard let n = Int(digits), n > 0 else {
+                throw UsageError(message: "\(flag) expects a positive integer, got '\(text)'")
+            }
+            return n
+        }
+        while let argument = rest.popFirst() {
+            var flag = argument
+            var inline: String?
+            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
+                flag = String(argument[..<eq])
+                inline = String(argument[argument.index(after: eq)...])
+            }
+            switch flag {
+            case "--help", "-h":
+                guard inline == nil else { throw UsageError(message: "\(flag) takes no value") }
+                options.help = true
+            case "--json":
+                guard inline == nil else { throw UsageError(message: "\(flag) takes no value") }
+                options.json = true
+            case "--runs":
+                options.runs = try count(try value(for: flag, inline: inline), flag: flag)
+            case "--calls":
+                options.calls = try count(try value(for: flag, inline: inline), flag: flag)
+            case "--only":
+                let part = try value(for: flag, inline: inline)
+                guard let p = Part(rawValue: part) else {
+                    throw UsageError(message: "--only expects 'dispatch' or 'startup', got '\(part)'")
+                }
+                options.only = p
+            default:
+                throw UsageError(message: argument.hasPrefix("-") ? "unknown option '\(argument)'" : "unexpected argument '\(argument)'")
+            }
+        }
+        return options
+    }
+}
+
+extension String {
+    /// "5_000_000" -> "5000000", so large counts can be typed readably.
+    fileprivate func replacingUnderscores() -> String { String(filter { $0 != "_" }) }
+}

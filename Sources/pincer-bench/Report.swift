@@ -1,0 +1,122 @@
+// Text and JSON output of pincer-bench.
+
+enum Build {
+    #if DEBUG
+    static let isDebug = true
+    #else
+    static let isDebug = false
+    #endif
+    static var name: String { isDebug ? "debug" : "release" }
+    static let debugWarning = "warning: pincer-bench was built in debug mode; its figures are not representative. Run: swift build -c release && .build/release/pincer-bench"
+}
+
+struct Report: Sendable {
+    var dispatch: DispatchFigures?
+    var dispatchError: String?
+    var startup: StartupFigures?
+    var startupError: String?
+
+    /// Every part that ran met its target, and none failed to measure.
+    var passed: Bool {
+        dispatchError == nil && startupError == nil && (dispatch?.passed ?? true) && (startup?.passed ?? true)
+    }
+
+    static func verdict(_ pass: Bool) -> String { pass ? "PASS" : "FAIL" }
+
+    func text() -> String {
+        var lines: [String] = []
+        lines.append("pincer-bench (\(Build.name) build): figures are ratios against baselines measured in this run")
+        if Build.isDebug { lines.append("  ** debug build: figures are not representative; use swift build -c release **") }
+        func row(_ part: String, _ label: String, _ value: String, _ note: String = "") -> String {
+            let base = Format.padded(part, 10) + Format.padded(label, 40) + Format.leftPadded(value, 18)
+            return note.isEmpty ? base : base + "   " + note
+        }
+        if let d = dispatch {
+            lines.append("")
+            lines.append(row("dispatch", "prepared typed call via libffi", Format.rate(d.preparedRate),
+                             "(\(Format.fixed(d.preparedNanoseconds, 1)) ns/call)"))
+            lines.append(row("", "direct C call of bench_add (baseline)", Format.rate(d.directRate),
+                             "(\(Format.fixed(d.directNanoseconds, 2)) ns/call)"))
+            lines.append(row("", "ratio direct/dispatch", Format.ratio(d.ratio),
+                             "target: >= \(Format.fixed(DispatchFigures.targetCallsPerSecond / 1e6, 1)) M calls/s  \(Report.verdict(d.passed))"))
+            lines.append(row("", "info: Command.invoke (convert+prepare)", Format.rate(d.perCallRate),
+                             "(\(Format.fixed(d.perCallNanoseconds, 1)) ns/call, \(Format.ratio(d.perCallNanoseconds / d.preparedNanoseconds)) a prepared call)"))
+            lines.append(row("", "info: plain C call bench_add_direct", Format.rate(d.plainRate),
+                             "(\(Format.fixed(d.plainNanoseconds, 2)) ns/call)"))
+            lines.append("          best of \(d.rounds) rounds: \(d.preparedCalls) prepared, \(d.directCalls) direct, \(d.perCallCalls) Command.invoke calls per round")
+        } else if let e = dispatchError {
+            lines.append("")
+            lines.append(row("dispatch", "error: \(e)", "", "FAIL"))
+        }
+        if let s = startup {
+            lines.append("")
+            let pm = "median \(Format.milliseconds(s.pincer.median))", hm = "median \(Format.milliseconds(s.hello.median))"
+            lines.append(row("startup", "pincer commands --json", pm, "min \(Format.milliseconds(s.pincer.minimum))"))
+            lines.append(row("", "bench-hello (baseline)", hm, "min \(Format.milliseconds(s.hello.minimum))"))
+            lines.append(row("", "ratio pincer/hello (medians)", Format.ratio(s.ratio),
+                             "target: <= \(Format.fixed(StartupFigures.targetRatio, 1))x  \(Report.verdict(s.passed))"))
+            lines.append(row("", "info: ratio of minimums", Format.ratio(s.minimumRatio)))
+            let plugins = s.builtinPlugins.isEmpty ? "NO built-in plugins beside pincer (build everything: swift build -c release)"
+                : "\(s.builtinPlugins.count) built-in plugin\(s.builtinPlugins.count == 1 ? "" : "s"), \(s.commandCount) command\(s.commandCount == 1 ? "" : "s")"
+            lines.append("          \(s.runs) runs each, alternating; \(plugins)")
+        } else if let e = startupError {
+            lines.append("")
+            lines.append(row("startup", "error: \(e)", "", "FAIL"))
+        }
+        lines.append("")
+        lines.append("result    \(passed ? "all targets met" : "target missed")")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    func json() -> String {
+        var members: [(String, JSON)] = [("build", .string(Build.name))]
+        if Build.isDebug { members.append(("warning", .string(Build.debugWarning))) }
+        if let d = dispatch {
+            members.append(("dispatch", .object([
+                ("prepared_calls_per_second", .rounded(d.preparedRate, 0)),
+                ("prepared_ns_per_call", .rounded(d.preparedNanoseconds, 3)),
+                ("direct_calls_per_second", .rounded(d.directRate, 0)),
+                ("direct_ns_per_call", .rounded(d.directNanoseconds, 3)),
+                ("ratio_direct_over_dispatch", .rounded(d.ratio, 3)),
+                ("command_invoke_calls_per_second", .rounded(d.perCallRate, 0)),
+                ("command_invoke_ns_per_call", .rounded(d.perCallNanoseconds, 3)),
+                ("plain_c_calls_per_second", .rounded(d.plainRate, 0)),
+                ("plain_c_ns_per_call", .rounded(d.plainNanoseconds, 3)),
+                ("rounds", .integer(d.rounds)),
+                ("prepared_calls_per_round", .integer(d.preparedCalls)),
+                ("direct_calls_per_round", .integer(d.directCalls)),
+                ("command_invoke_calls_per_round", .integer(d.perCallCalls)),
+                ("target_calls_per_second", .rounded(DispatchFigures.targetCallsPerSecond, 0)),
+                ("pass", .bool(d.passed)),
+            ])))
+        } else if let e = dispatchError {
+            members.append(("dispatch", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let s = startup {
+            func program(_ p: ProgramFigures) -> JSON {
+                .object([
+                    ("command", .string(p.command)),
+                    ("median_ms", .rounded(p.median / 1e6, 3)),
+                    ("min_ms", .rounded(p.minimum / 1e6, 3)),
+                    ("max_ms", .rounded(p.maximum / 1e6, 3)),
+                    ("samples_ms", .array(p.samples.map { .rounded(Double($0) / 1e6, 3) })),
+                ])
+            }
+            members.append(("startup", .object([
+                ("runs", .integer(s.runs)),
+                ("pincer", program(s.pincer)),
+                ("hello", program(s.hello)),
+                ("ratio_median_pincer_over_hello", .rounded(s.ratio, 3)),
+                ("ratio_min_pincer_over_hello", .rounded(s.minimumRatio, 3)),
+                ("builtin_plugins", .array(s.builtinPlugins.map { .string($0) })),
+                ("commands", .integer(s.commandCount)),
+                ("target_ratio", .number(StartupFigures.targetRatio)),
+                ("pass", .bool(s.passed)),
+            ])))
+        } else if let e = startupError {
+            members.append(("startup", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        members.append(("pass", .bool(passed)))
+        return JSON.object(members).render() + "\n"
+    }
+}

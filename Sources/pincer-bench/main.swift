@@ -1,0 +1,55 @@
+// pincer-bench: measures the Pincer host against baselines taken in the same
+// run and prints the figures as ratios. See `pincer-bench --help`.
+//
+//   swift build -c release && .build/release/pincer-bench
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func printError(_ text: String) {
+    var bytes = Array((text + "\n").utf8)
+    _ = write(2, &bytes, bytes.count)
+}
+
+func printOut(_ text: String) {
+    var bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { write(1, $0.baseAddress! + offset, $0.count - offset) }
+        if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { break }
+    }
+}
+
+let options: BenchOptions
+do {
+    options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    printError("pincer-bench: \(error.message)")
+    printError("run 'pincer-bench --help' for usage")
+    exit(2)
+}
+if options.help {
+    printOut(BenchOptions.usage)
+    exit(0)
+}
+if Build.isDebug { printError(Build.debugWarning) }
+
+var report = Report()
+if options.runsDispatch {
+    do {
+        report.dispatch = try DispatchBench.run(calls: options.calls)
+    } catch {
+        report.dispatchError = error.message
+        printError("pincer-bench: dispatch: \(error.message)")
+    }
+}
+if options.runsStartup {
+    do {
+        report.startup = try StartupBench.run(runs: options.runs)
+    } catch {
+        report.startupError = error.message
+        printError("pincer-bench: startup: \(error.message)")
+    }
+}
+printOut(options.json ? report.json() : report.text())
+exit(report.passed ? 0 : 1)

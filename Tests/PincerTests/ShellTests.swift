@@ -1,0 +1,232 @@
+import Foundation
+import XCTest
+@testable import PincerShell
+@testable import PincerHost
+
+/// The real `pincer` executable with the built-in plugins: exit codes,
+/// --json shapes, persistence across restarts, concurrent writers, the REPL.
+final class ShellTests: XCTestCase {
+    var state = ""
+
+    override func setUp() { state = Fixture.temporaryDirectory("pincer-shell") }
+
+    func pincer(_ args: String..., input: String? = nil) throws -> Fixture.ProcessResult {
+        try Fixture.pincer(args, stateDir: state, input: input)
+    }
+
+    func testPluginsAndCommandsAsJSON() throws {
+        let plugins = try pincer("plugins", "--json")
+        XCTAssertEqual(plugins.status, 0, plugins.stderr)
+        let p = Fixture.json(plugins.stdout)
+        let ids = (p["plugins"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+        XCTAssertEqual(ids, ["com.example.devoptions", "dev.pincer.sysinfo"])
+        XCTAssertEqual((p["failed"] as? [Any])?.count, 0)
+        let first = (p["plugins"] as! [[String: Any]])[0]
+        XCTAssertEqual(first["abi"] as? String, "1.0")
+        XCTAssertTrue((first["path"] as? String)?.hasSuffix("libpincer-plugin-devopts.so") == true)
+
+        let commands = Fixture.json(try pincer("commands", "--json").stdout)["commands"] as! [[String: Any]]
+        let add = commands.first { $0["name"] as? String == "devopts.add" }!
+        XCTAssertEqual(add["signature"] as? String, "add(a: i64, b: f64 = 1.5) -> f64")
+        XCTAssertEqual(add["result"] as? String, "f64")
+        let params = add["parameters"] as! [[String: Any]]
+        XCTAssertEqual(params.map { $0["name"] as! String }, ["a", "b"])
+        XCTAssertEqual(params[1]["default"] as? Double, 1.5)
+        XCTAssertEqual(params[1]["optional"] as? Bool, true)
+        XCTAssertTrue(commands.contains { $0["name"] as? String == "sysinfo.env" })
+    }
+
+    /// Every parameter type from the shell, positional and --name, text and JSON.
+    func testRunEveryTypeFromTheShell() throws {
+        XCTAssertEqual(try pincer("run", "devopts.add", "2", "--b", "0.25").stdout, "2.25\n")
+        XCTAssertEqual(try pincer("devopts.add", "-3").stdout, "-1.5\n")
+        XCTAssertEqual(try pincer("run", "devopts.negate", "--value=true").stdout, "false\n")
+        XCTAssertEqual(try pincer("run", "devopts.scale", "-21", "2").stdout, "-42\n")
+        XCTAssertEqual(try pincer("run", "devopts.mask", "0xF0F0", "--mask", "255").stdout, "240\n")
+        XCTAssertEqual(try pincer("run", "devopts.echo", "--", "--not-a-flag").stdout, "--not-a-flag\n")
+        XCTAssertEqual(try pincer("run", "devopts.greet").stdout, "Hello, world!\n")
+        let json = Fixture.json(try pincer("run", "devopts.mask", "18446744073709551615", "--mask", "0xffffffffffffffff", "--json").stdout)
+        XCTAssertEqual(json["ok"] as? Bool, true)
+        XCTAssertEqual(json["type"] as? String, "u64")
+        XCTAssertEqual((json["result"] as? NSNumber)?.uint64Value, UInt64.max)
+        let void = Fixture.json(try pincer("--json", "run", "devopts.set-user", "ada").stdout)
+        XCTAssertTrue(void["result"] is NSNull)
+        XCTAssertEqual(try pincer("get", "devopts.user-id").stdout, "ada\n")
+    }
+
+    func testExitCodesAndUsageErrors() throws {
+        // 2: a wrong argument names the parameter and its type, and nothing is called.
+        let bad = try pincer("run", "devopts.set-user")
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.contains("missing argument 'id' (string)"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("usage: pincer run devopts.set-user <id:string>"), bad.stderr)
+        let typed = try pincer("run", "devopts.scale", "3.5")
+        XCTAssertEqual(typed.status, 2)
+        XCTAssertTrue(typed.stderr.contains("parameter 'value' expects i32"), typed.stderr)
+        XCTAssertEqual(try pincer("run", "devopts.add", "1", "2", "3").status, 2)
+        XCTAssertEqual(try pincer("run", "devopts.add", "--c", "1").status, 2)
+        XCTAssertEqual(try pincer("--bogus", "plugins").status, 2)
+        XCTAssertEqual(try pincer("menu", "extra", "args").status, 2)
+        XCTAssertEqual(try pincer().status, 2)
+        // 1: the plugin reported failure with its message.
+        let failed = try pincer("run", "devopts.fail", "disk on fire")
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertTrue(failed.stderr.contains("disk on fire"))
+        let failedJSON = try pincer("run", "devopts.fail", "--json")
+        XCTAssertEqual(failedJSON.status, 1)
+        XCTAssertEqual(Fixture.json(failedJSON.stdout)["error"] as? String, "requested failure")
+        // 3: unknown things, with a suggestion.
+        let missing = try pincer("run", "devopts.ad", "1")
+        XCTAssertEqual(missing.status, 3)
+        XCTAssertTrue(missing.stderr.contains("did you mean 'devopts.add'"), missing.stderr)
+        XCTAssertEqual(try pincer("get", "devopts.nothing").status, 3)
+        XCTAssertEqual(try pincer("help", "nothing.here").status, 3)
+        XCTAssertEqual(try pincer("search", "zzzzzz").status, 3)
+        // 0 with --help everywhere.
+        XCTAssertEqual(try pincer("--help").status, 0)
+        XCTAssertTrue(try pincer("run", "devopts.add", "--help").stdout.contains("usage: pincer run devopts.add <a:i64> [b:f64=1.5]"))
+        XCTAssertTrue(try pincer("set", "--help").stdout.contains("usage: pincer set <entry> <value>"))
+    }
+
+    /// 4: a refused plugin shows in `plugins`, and --strict stops everything.
+    func testPluginLoadFailureExitCode() throws {
+        let dir = Fixture.temporaryDirectory("pincer-bad")
+        _ = try Fixture.buildPlugin("init_fails", into: dir)
+        let r = try Fixture.pincer(["plugins", "--json"], stateDir: state, pluginPath: dir)
+        XCTAssertEqual(r.status, 4)
+        let failed = Fixture.json(r.stdout)["failed"] as! [[String: Any]]
+        XCTAssertEqual(failed.count, 1)
+        XCTAssertTrue((failed[0]["reason"] as! String).contains("database file /nonexistent/app.db is missing"))
+        // The built-in plugins keep working.
+        XCTAssertEqual(try Fixture.pincer(["run", "devopts.add", "1"], stateDir: state, pluginPath: dir).stdout, "2.5\n")
+        XCTAssertEqual(try Fixture.pincer(["--strict", "run", "devopts.add", "1"], stateDir: state, pluginPath: dir).status, 4)
+    }
+
+    /// Settings, entry values and pins survive a restart of the host (a new process).
+    func testMenuValuesAndPinsPersistAcrossRestarts() throws {
+        XCTAssertEqual(try pincer("set", "devopts.verbose-logging", "on").stdout, "devopts.verbose-logging = true\n")
+        XCTAssertEqual(try pincer("set", "devopts.api-mode", "staging").status, 0)
+        XCTAssertEqual(try pincer("set", "devopts.greeting", "Ahoy").status, 0)
+        let wrong = try pincer("set", "devopts.api-mode", "prod")
+        XCTAssertEqual(wrong.status, 2)
+        XCTAssertTrue(wrong.stderr.contains("expected one of live, staging, mock"), wrong.stderr)
+        XCTAssertEqual(try pincer("set", "devopts.user-id", "x").status, 2)
+        XCTAssertEqual(try pincer("pin", "devopts.api-mode").status, 0)
+        XCTAssertEqual(try pincer("pin", "sysinfo.pid").status, 0)
+
+        let menu = Fixture.json(try pincer("menu", "--json").stdout)["sections"] as! [[String: Any]]
+        XCTAssertEqual(menu.first?["id"] as? String, "pinned")
+        let pinned = (menu[0]["entries"] as! [[String: Any]]).map { $0["id"] as! String }
+        XCTAssertEqual(pinned, ["devopts.api-mode", "sysinfo.pid"])
+        let devopts = menu.first { $0["id"] as? String == "devopts" }!["entries"] as! [[String: Any]]
+        func value(_ id: String) -> Any? { devopts.first { $0["id"] as? String == id }?["value"] }
+        XCTAssertEqual(value("devopts.verbose-logging") as? String, "true")
+        XCTAssertEqual(value("devopts.api-mode") as? String, "staging")
+        XCTAssertEqual(devopts.first { $0["id"] as? String == "devopts.api-mode" }?["pinned"] as? Bool, true)
+        XCTAssertEqual(try pincer("run", "devopts.greet", "Bo").stdout, "Ahoy, Bo!\n")
+
+        XCTAssertEqual(try pincer("unpin", "devopts.api-mode").status, 0)
+        let after = Fixture.json(try pincer("menu", "pinned", "--json").stdout)["sections"] as! [[String: Any]]
+        XCTAssertEqual((after[0]["entries"] as! [[String: Any]]).map { $0["id"] as! String }, ["sysinfo.pid"])
+        // The action resets the plugin's values.
+        XCTAssertEqual(try pincer("activate", "devopts.reset").status, 0)
+        XCTAssertEqual(try pincer("get", "devopts.api-mode").stdout, "live\n")
+    }
+
+    /// Two shells writing the store at once lose nothing.
+    func testTwoProcessesWritingAtOnce() throws {
+        let writers = 2, rounds = 40
+        var env = ProcessInfo.processInfo.environment
+        env["PINCER_STATE_DIR"] = state
+        let environment = env
+        let script: @Sendable (Int) -> String = { (w: Int) in (0..<rounds).map { "run devopts.set-user w\(w)-\($0)\nset devopts.greeting g\(w)-\($0)\npin sysinfo.pid\n" }.joined() }
+        let group = DispatchGroup()
+        let results = LogCollector()
+        for w in 0..<writers {
+            group.enter()
+            Thread {
+                let r = try? Fixture.run(Fixture.pincer, ["shell"], environment: environment, input: script(w))
+                results.append(.init(level: .info, source: "\(r?.status ?? -1)", message: r?.stderr ?? "did not run"))
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        for r in results.all { XCTAssertEqual(r.source, "0", r.message) }
+        // Each process's last write is one of the final values, and the store is intact.
+        let user = try pincer("get", "devopts.user-id").stdout
+        XCTAssertTrue(user == "w0-\(rounds - 1)\n" || user == "w1-\(rounds - 1)\n", user)
+        let check = try Fixture.run("/usr/bin/env", ["python3", "-c", """
+            import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('pragma integrity_check').fetchone()[0])
+            """, "\(state)/settings.sqlite3"])
+        XCTAssertEqual(check.stdout, "ok\n", check.stderr)
+    }
+
+    /// An unreadable store is set aside with a warning, never overwritten.
+    func testUnreadableStoreIsSetAside() throws {
+        let path = "\(state)/settings.sqlite3"
+        let garbage = String(repeating: "not a database ", count: 300)
+        try garbage.write(toFile: path, atomically: false, encoding: .utf8)
+        let r = try pincer("set", "devopts.greeting", "Hi")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("could not be read"), r.stderr)
+        let files = try FileManager.default.contentsOfDirectory(atPath: state)
+        let aside = files.first { $0.hasPrefix("settings.sqlite3.unreadable-") }
+        XCTAssertNotNil(aside, "\(files)")
+        XCTAssertEqual(try String(contentsOfFile: "\(state)/\(aside!)", encoding: .utf8), garbage)
+        XCTAssertEqual(try pincer("get", "devopts.greeting").stdout, "Hi\n")
+    }
+
+    /// The REPL reads commands from a pipe, keeps going after errors, and
+    /// exits with the last command's status.
+    func testREPLFromAPipe() throws {
+        let r = try pincer("shell", input: """
+            devopts.add 40 2
+            run devopts.count taps --by 5
+            # comments and blank lines are skipped
+
+            run devopts.scale nope
+            get devopts.counters
+            run devopts.echo 'two words' --json
+            help devopts.count
+            """)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("42.0\n5\ntaps  5\n"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("\"result\":\"two words\""), r.stdout)
+        XCTAssertTrue(r.stdout.contains("usage: pincer run devopts.count <name:string> [by:i64=1]"), r.stdout)
+        XCTAssertTrue(r.stderr.contains("parameter 'value' expects i32"), r.stderr)
+        XCTAssertEqual(try pincer("shell", input: "run devopts.fail\n").status, 1)
+    }
+
+    func testCompletionComesFromSignatures() throws {
+        func complete(_ line: String) throws -> [String] {
+            try pincer("complete", line).stdout.split(separator: "\n").map(String.init)
+        }
+        XCTAssertEqual(try complete("run devopts.a"), ["devopts.add"])
+        XCTAssertEqual(try complete("devopts.add 1 --"), ["--a", "--b"])
+        XCTAssertEqual(try complete("run devopts.login --"), ["--token", "--user"])
+        XCTAssertEqual(try complete("run devopts.negate --value "), ["false", "true"])
+        XCTAssertEqual(try complete("set devopts.api-mode s"), ["staging"])
+        XCTAssertEqual(try complete("set devopts.verb"), ["devopts.verbose-logging"])
+        XCTAssertTrue(try complete("pl").contains("plugins"))
+        XCTAssertTrue(try complete("").contains("sysinfo.env"))
+    }
+
+    /// History never stores an argument a signature marks secret.
+    func testHistoryMasksSecretArguments() throws {
+        let console = CapturingConsole()
+        let shell = Shell(console: console, environment: ["PINCER_STATE_DIR": state])
+        _ = shell.run(["commands"])
+        XCTAssertEqual(shell.historyLine(for: "run devopts.login ada hunter2"), "run devopts.login ada ***")
+        XCTAssertEqual(shell.historyLine(for: "devopts.login --token=hunter2 --user ada"), "devopts.login --token=*** --user ada")
+        XCTAssertEqual(shell.historyLine(for: "devopts.login --token 's3 cret' ada"), "devopts.login --token *** ada")
+        XCTAssertEqual(shell.historyLine(for: "run devopts.add 1 2"), "run devopts.add 1 2")
+        let r = try pincer("run", "devopts.login", "ada", "hunter2")
+        XCTAssertEqual(r.stdout, "logged in as ada (token of 7 bytes)\n")
+    }
+
+    func testSearchFindsEntriesAndCommands() throws {
+        let r = Fixture.json(try pincer("search", "greet", "--json").stdout)
+        XCTAssertEqual((r["entries"] as! [[String: Any]]).map { $0["id"] as! String }, ["devopts.greeting"])
+        XCTAssertEqual((r["commands"] as! [[String: Any]]).map { $0["name"] as! String }, ["devopts.greet"])
+    }
+}
