@@ -19,6 +19,7 @@ extension Shell {
         var last = ExitCode.ok
         let historyPath = host!.options.stateDirectory + "/history"
         if terminal {
+            _ = try? host!.settings() // creates the state directory the history lives in
             activeShell = self
             cedit_set_name(strdup("pincer"))
             cedit_set_completer { text, start, _ in

@@ -229,4 +229,24 @@ final class ShellTests: XCTestCase {
         XCTAssertEqual((r["entries"] as! [[String: Any]]).map { $0["id"] as! String }, ["devopts.greeting"])
         XCTAssertEqual((r["commands"] as! [[String: Any]]).map { $0["name"] as! String }, ["devopts.greet"])
     }
+
+    /// The README's one-page C plugin compiles with the documented command and works.
+    func testReadmeCPluginWorks() throws {
+        let readme = try String(contentsOfFile: "\(Fixture.packageRoot)/README.md", encoding: .utf8)
+        guard let start = readme.range(of: "```c\n"), let end = readme.range(of: "```", range: start.upperBound..<readme.endIndex) else {
+            return XCTFail("README has no C block")
+        }
+        let dir = Fixture.temporaryDirectory("pincer-readme")
+        try String(readme[start.upperBound..<end.lowerBound]).write(toFile: "\(dir)/myapp.c", atomically: true, encoding: .utf8)
+        let cc = try Fixture.run("/usr/bin/cc", ["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fvisibility=hidden",
+                                                 "-shared", "-fPIC", "-I", Fixture.sdkInclude, "\(dir)/myapp.c", "-o", "\(dir)/myapp.so"])
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+        let plugin = "\(dir)/myapp.so"
+        XCTAssertEqual(try Fixture.pincer(["run", "myapp.add", "2", "--b", "0.5"], stateDir: state, pluginPath: plugin).stdout, "2.5\n")
+        XCTAssertEqual(try Fixture.pincer(["get", "myapp.app-version"], stateDir: state, pluginPath: plugin).stdout, "2.4.1 (build 977)\n")
+        XCTAssertEqual(try Fixture.pincer(["myapp.hello"], stateDir: state, pluginPath: plugin).stdout, "hello, world\n")
+        let empty = try Fixture.pincer(["myapp.hello", ""], stateDir: state, pluginPath: plugin)
+        XCTAssertEqual(empty.status, 1)
+        XCTAssertTrue(empty.stderr.contains("name is empty"))
+    }
 }
