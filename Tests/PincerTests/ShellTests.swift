@@ -249,4 +249,23 @@ final class ShellTests: XCTestCase {
         XCTAssertEqual(empty.status, 1)
         XCTAssertTrue(empty.stderr.contains("name is empty"))
     }
+
+    /// The Swift plugin (PincerPluginKit) works through the same ABI: values-style
+    /// commands, thrown errors as failures with status, value rows and pages.
+    func testSwiftPluginThroughTheHelper() throws {
+        var env = ProcessInfo.processInfo.environment
+        env["PINCER_STATE_DIR"] = state
+        env["PINCER_DEMO_VALUE"] = "from the environment"
+        XCTAssertEqual(try Fixture.run(Fixture.pincer, ["run", "sysinfo.env", "PINCER_DEMO_VALUE"], environment: env).stdout,
+                       "from the environment\n")
+        let missing = try Fixture.run(Fixture.pincer, ["run", "sysinfo.env", "PINCER_NOT_SET_ANYWHERE", "--json"], environment: env)
+        XCTAssertEqual(missing.status, 1)
+        let j = Fixture.json(missing.stdout)
+        XCTAssertEqual(j["status"] as? String, "PINCER_NOT_FOUND")
+        XCTAssertEqual(j["error"] as? String, "environment variable PINCER_NOT_SET_ANYWHERE is not set")
+        XCTAssertGreaterThan(Int(try pincer("run", "sysinfo.cpus").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0)
+        let kernel = Fixture.json(try pincer("get", "sysinfo.kernel", "--json").stdout)
+        XCTAssertEqual((kernel["rows"] as? [[String: Any]])?.first?["value"] as? String, "Linux")
+        XCTAssertEqual(try pincer("get", "sysinfo.pid").status, 0)
+    }
 }
