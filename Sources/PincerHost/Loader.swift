@@ -141,7 +141,8 @@ extension Host {
         return n == 4 && magic == (0x7f, 0x45, 0x4c, 0x46)
     }
 
-    static func listDirectory(_ path: String) -> [String] {
+    /// Names in a directory, sorted, without . and ..; empty when it cannot be read.
+    public static func listDirectory(_ path: String) -> [String] {
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
         var names: [String] = []

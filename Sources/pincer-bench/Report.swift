@@ -1,3 +1,4 @@
+import PincerHost
 // Text and JSON output of pincer-bench.
 
 enum Build {
@@ -82,10 +83,10 @@ struct Report: Sendable {
                 ("command_invoke_ns_per_call", .rounded(d.perCallNanoseconds, 3)),
                 ("plain_c_calls_per_second", .rounded(d.plainRate, 0)),
                 ("plain_c_ns_per_call", .rounded(d.plainNanoseconds, 3)),
-                ("rounds", .integer(d.rounds)),
-                ("prepared_calls_per_round", .integer(d.preparedCalls)),
-                ("direct_calls_per_round", .integer(d.directCalls)),
-                ("command_invoke_calls_per_round", .integer(d.perCallCalls)),
+                ("rounds", .int(Int64(d.rounds))),
+                ("prepared_calls_per_round", .int(Int64(d.preparedCalls))),
+                ("direct_calls_per_round", .int(Int64(d.directCalls))),
+                ("command_invoke_calls_per_round", .int(Int64(d.perCallCalls))),
                 ("target_calls_per_second", .rounded(DispatchFigures.targetCallsPerSecond, 0)),
                 ("pass", .bool(d.passed)),
             ])))
@@ -103,20 +104,20 @@ struct Report: Sendable {
                 ])
             }
             members.append(("startup", .object([
-                ("runs", .integer(s.runs)),
+                ("runs", .int(Int64(s.runs))),
                 ("pincer", program(s.pincer)),
                 ("hello", program(s.hello)),
                 ("ratio_median_pincer_over_hello", .rounded(s.ratio, 3)),
                 ("ratio_min_pincer_over_hello", .rounded(s.minimumRatio, 3)),
                 ("builtin_plugins", .array(s.builtinPlugins.map { .string($0) })),
-                ("commands", .integer(s.commandCount)),
-                ("target_ratio", .number(StartupFigures.targetRatio)),
+                ("commands", .int(Int64(s.commandCount))),
+                ("target_ratio", .double(StartupFigures.targetRatio)),
                 ("pass", .bool(s.passed)),
             ])))
         } else if let e = startupError {
             members.append(("startup", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         members.append(("pass", .bool(passed)))
-        return JSON.object(members).render() + "\n"
+        return JSON.object(members).serialized(pretty: true) + "\n"
     }
 }

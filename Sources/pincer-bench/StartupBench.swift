@@ -90,16 +90,7 @@ enum StartupBench {
 
     /// The built-in plugin libraries `pincer` will load from `directory`.
     static func builtinPlugins(in directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name.hasPrefix(Host.builtinPrefix) && name.hasSuffix(".so") { names.append(name) }
-        }
-        return names.sorted()
+        Host.listDirectory(directory).filter { $0.hasPrefix(Host.builtinPrefix) && $0.hasSuffix(".so") }
     }
 
     /// This process's environment with PINCER_STATE_DIR pointing at `stateDirectory`

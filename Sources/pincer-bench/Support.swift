@@ -1,3 +1,4 @@
+import PincerHost
 // Timing, temporary directories, number formatting and a small JSON writer.
 #if canImport(Glibc)
 import Glibc
@@ -107,65 +108,13 @@ enum Format {
     }
 }
 
-/// Just enough JSON to print the report, keys in insertion order.
-indirect enum JSON: Sendable {
-    case object([(String, JSON)])
-    case array([JSON])
-    case string(String)
-    case number(Double)
-    case integer(Int)
-    case bool(Bool)
-    case null
-
+/// The report uses the host's JSON writer; this adds rounding.
+extension JSON {
     /// A number rounded to `digits` decimals (null when not finite).
     static func rounded(_ value: Double, _ digits: Int) -> JSON {
         guard value.isFinite else { return .null }
         var scale = 1.0
         for _ in 0..<digits { scale *= 10 }
-        return .number((value * scale).rounded() / scale)
-    }
-
-    func render(indent: Int = 0) -> String {
-        let pad = String(repeating: "  ", count: indent)
-        let inner = String(repeating: "  ", count: indent + 1)
-        switch self {
-        case .object(let members):
-            if members.isEmpty { return "{}" }
-            let body = members.map { "\(inner)\(JSON.quote($0.0)): \($0.1.render(indent: indent + 1))" }
-            return "{\n" + body.joined(separator: ",\n") + "\n\(pad)}"
-        case .array(let items):
-            if items.isEmpty { return "[]" }
-            let body = items.map { "\(inner)\($0.render(indent: indent + 1))" }
-            return "[\n" + body.joined(separator: ",\n") + "\n\(pad)]"
-        case .string(let s): return JSON.quote(s)
-        case .number(let x):
-            guard x.isFinite else { return "null" }
-            if x == x.rounded(), abs(x) < 1e15 { return String(Int64(x)) }
-            return String(x)
-        case .integer(let n): return String(n)
-        case .bool(let b): return b ? "true" : "false"
-        case .null: return "null"
-        }
-    }
-
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        return .double((value * scale).rounded() / scale)
     }
 }

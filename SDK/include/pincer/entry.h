@@ -6,6 +6,10 @@
  *   const pincer_plugin_t *pincer_plugin_entry(uint32_t host_abi_major,
  *                                              uint32_t host_abi_minor);
  *
+ * Declare it yourself before defining it if you build with
+ * -Wmissing-prototypes (the SDK does not, so that Swift and Rust plugins can
+ * define the symbol with their own types).
+ *
  * The host resolves `pincer_plugin_entry` with dlsym right after
  * dlopen(RTLD_NOW | RTLD_LOCAL) and calls it once, on the loading thread.
  * It passes its own ABI version so a plugin may adapt (or return NULL to
@@ -56,7 +60,9 @@ typedef struct pincer_plugin {
 
     /* Called once when the host shuts down, in reverse load order, on the
      * thread that shuts the host down. After it returns the host calls
-     * nothing of the plugin's again. Optional (NULL). */
+     * nothing of the plugin's again. Not called for a plugin whose init
+     * failed: init must undo its own work before returning failure.
+     * Optional (NULL). */
     void (*shutdown)(void *context);
 } pincer_plugin_t;
 
