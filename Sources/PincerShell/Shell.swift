@@ -21,7 +21,10 @@ public final class Shell {
         self.environment = environment ?? GlobalOptions.environment()
     }
 
-    deinit { host?.shutdown() }
+    deinit { close() }
+
+    /// Shuts the plugins down (their shutdown callbacks run once).
+    public func close() { host?.shutdown() }
 
     /// Runs one `pincer` invocation (arguments without the program name).
     public func run(_ arguments: [String]) -> Int32 {

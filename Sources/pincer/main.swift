@@ -7,4 +7,5 @@ import Glibc
 
 let shell = Shell()
 let code = shell.run(Array(CommandLine.arguments.dropFirst()))
+shell.close() // exit() skips deinit, and plugins are owed their shutdown call
 exit(code)
