@@ -98,6 +98,9 @@ final class CallInterface: @unchecked Sendable {
 public final class PreparedCall {
     public let command: Command
     private let argumentCount: Int
+    // Copied out of the signature so a call touches no arrays or strings.
+    private let resultType: ValueType
+    private let parameterCount: UInt32
     /// 8-byte native slots: [context, call handle, parameters..., result pointer].
     private let slots: UnsafeMutablePointer<UInt64>
     private let pointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
@@ -113,6 +116,8 @@ public final class PreparedCall {
             throw CommandFailure(status: PINCER_INVALID_ARGUMENT, message: "\(command.fullName) takes \(params.count) arguments, got \(arguments.count)")
         }
         self.command = command
+        resultType = command.signature.result
+        parameterCount = UInt32(params.count)
         argumentCount = 3 + params.count
         slots = .allocate(capacity: argumentCount)
         slots.initialize(repeating: 0, count: argumentCount)
@@ -165,7 +170,6 @@ public final class PreparedCall {
     /// Makes the call. Serialised with the plugin's other callbacks.
     public func invoke() throws(CommandFailure) -> Value {
         reply.reset()
-        let resultType = command.signature.result
         result.pointee = pincer_value_t()
         result.pointee.type = resultType.tag
         var status: UInt32 = 0
@@ -176,7 +180,7 @@ public final class PreparedCall {
             ffi_call(cif.cif, fn, &rc, pointers)
             status = UInt32(truncatingIfNeeded: rc)
         case .values(let fn):
-            status = fn(command.context, handle, values, UInt32(command.signature.parameters.count), result)
+            status = fn(command.context, handle, values, parameterCount, result)
         }
         command.gate.unlock()
         guard status == PINCER_OK else {

@@ -30,7 +30,7 @@ extension Shell {
         guard let sc = Shell.shellCommand(named: first) else { return [] }
         if done.count == 1 {
             switch sc.completion {
-            case .none, .topic: return []
+            case .none: return []
             case .command: return matching(commandNames + (sc.name == "help" ? Shell.table.map(\.name) : []))
             case .entry: return matching(h.entries.map(\.fullID))
             case .persistedEntry: return matching(h.entries.filter { $0.kind.isPersisted }.map(\.fullID))

@@ -73,8 +73,9 @@ extension Shell {
             let width = entries.map(\.title.count).max() ?? 0
             for e in entries {
                 let pin = pinned.contains(e.fullID) && s.id != Section.pinnedID ? " *" : ""
-                console.out("  \(e.title.padded(to: width))  \(describe(e, h))\(pin)    (\(e.fullID))\n")
-                if case .rows(let rows) = h.state(of: e) {
+                let state = h.state(of: e) // plugin callbacks run once per entry
+                console.out("  \(e.title.padded(to: width))  \(describe(e, state))\(pin)    (\(e.fullID))\n")
+                if case .rows(let rows) = state {
                     let w = rows.map(\.title.count).max() ?? 0
                     for r in rows { console.out("      \(r.title.padded(to: w))  \(r.value ?? "")\n") }
                 }
@@ -85,8 +86,8 @@ extension Shell {
     }
 
     /// The one-line form of an entry's state for text listings.
-    func describe(_ e: Entry, _ h: Host) -> String {
-        switch h.state(of: e) {
+    func describe(_ e: Entry, _ state: EntryState) -> String {
+        switch state {
         case .value(let v):
             let shown = e.isSecret && !v.isEmpty ? "********" : v
             switch e.kind {

@@ -3,7 +3,7 @@ import PincerHost
 /// One record per shell command (Redis's command table): it drives
 /// dispatch, argument-count checks, `pincer help` and completion.
 struct ShellCommand: Sendable {
-    enum Completion: Sendable { case none, command, entry, persistedEntry, section, topic }
+    enum Completion: Sendable { case none, command, entry, persistedEntry, section }
 
     let name: String
     let arguments: String
