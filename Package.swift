@@ -21,6 +21,8 @@ let package = Package(
         // Built-in plugins: the host finds lib pincer-plugin-*.so beside its executable.
         .library(name: "pincer-plugin-devopts", type: .dynamic, targets: ["DeveloperOptions"]),
         .library(name: "pincer-plugin-sysinfo", type: .dynamic, targets: ["SystemInfo"]),
+        .library(name: "pincer-plugin-flags", type: .dynamic, targets: ["FeatureFlags"]),
+        .library(name: "pincer-plugin-servers", type: .dynamic, targets: ["ServerEnvironments"]),
     ],
     targets: [
         // The public C contract.
@@ -30,14 +32,21 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEdit", path: "Sources/CEdit", providers: [.apt(["libedit-dev"])]),
 
-        .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "CSQLite"]),
+        // JSON reading and writing without Foundation, shared by host and plugins.
+        .target(name: "PincerJSON"),
+        .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "CSQLite", "PincerJSON"]),
         .target(name: "PincerShell", dependencies: ["PincerHost", "CEdit"]),
         .executableTarget(name: "pincer", dependencies: ["PincerShell"]),
-        .target(name: "PincerPluginKit", dependencies: ["CPincerSDK"]),
+        .target(name: "PincerPluginKit", dependencies: ["CPincerSDK", "PincerJSON"]),
 
         .target(name: "DeveloperOptions", dependencies: ["CPincerSDK"], path: "Plugins/DeveloperOptions",
                 cSettings: hiddenByDefault, linkerSettings: exportOnlyEntry),
         .target(name: "SystemInfo", dependencies: ["PincerPluginKit"], path: "Plugins/SystemInfo",
+                linkerSettings: exportOnlyEntry),
+
+        .target(name: "FeatureFlags", dependencies: ["PincerPluginKit"], path: "Plugins/FeatureFlags",
+                linkerSettings: exportOnlyEntry),
+        .target(name: "ServerEnvironments", dependencies: ["PincerPluginKit"], path: "Plugins/ServerEnvironments",
                 linkerSettings: exportOnlyEntry),
 
         // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
@@ -47,7 +56,7 @@ let package = Package(
                 cSettings: [.headerSearchPath("../../SDK/include")]),
         .executableTarget(name: "bench-hello"),
 
-        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit"]),
+        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,6 +8,10 @@
  *   pincer/host.h     the host API table passed to init
  *   pincer/service.h  conventions for service tables
  *   pincer/entry.h    the exported entry function and plugin record
+ *
+ * Service tables of the built-in plugins (include them as needed):
+ *   pincer/flags.h    feature flags, "pincer.flags/1"
+ *   pincer/servers.h  server environments, "pincer.servers/1"
  */
 #ifndef PINCER_H
 #define PINCER_H

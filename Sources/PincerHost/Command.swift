@@ -19,6 +19,8 @@ public final class Command: @unchecked Sendable {
     public let summary: String
     public let details: String
     public let changesState: Bool
+    /// The string result is a JSON document (PINCER_COMMAND_JSON_RESULT).
+    public let returnsJSON: Bool
     public let pluginID: String
 
     enum Implementation {
@@ -31,13 +33,14 @@ public final class Command: @unchecked Sendable {
     /// Serialises calls into the owning plugin.
     let gate: Lock
 
-    init(fullName: String, signature: Signature, summary: String, details: String, changesState: Bool,
+    init(fullName: String, signature: Signature, summary: String, details: String, changesState: Bool, returnsJSON: Bool,
          pluginID: String, implementation: Implementation, context: UnsafeMutableRawPointer?, gate: Lock) {
         self.fullName = fullName
         self.signature = signature
         self.summary = summary
         self.details = details
         self.changesState = changesState
+        self.returnsJSON = returnsJSON
         self.pluginID = pluginID
         self.implementation = implementation
         self.context = context
@@ -51,6 +54,16 @@ public final class Command: @unchecked Sendable {
     public func invoke(_ arguments: [Value]) throws(CommandFailure) -> Value {
         let call = try PreparedCall(command: self, arguments: arguments)
         return try call.invoke()
+    }
+
+    /// The result as JSON: parsed when the command returns a JSON document,
+    /// else the value's own JSON form. A document that does not parse is the
+    /// plugin's failure and says where.
+    public func jsonResult(_ value: Value) throws(CommandFailure) -> JSON {
+        guard returnsJSON, case .string(let text) = value else { return value.json }
+        do { return try JSON.parse(text) } catch {
+            throw CommandFailure(status: PINCER_FAILED, message: "\(fullName) returned a result that is not valid JSON (\(error))")
+        }
     }
 }
 

@@ -119,35 +119,93 @@ public final class Host: @unchecked Sendable {
         }
     }
 
+    /// Size of a 1.0 pincer_entry_t: the slots before `set`.
+    static let entryV1Size = MemoryLayout<pincer_entry_t>.offset(of: \.set)!
+
     func addEntry(_ record: UnsafePointer<pincer_entry_t>, from plugin: PluginRuntime) -> UInt32 {
-        guard record.pointee.struct_size >= UInt32(MemoryLayout<pincer_entry_t>.size) else {
-            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_entry: struct_size \(record.pointee.struct_size) is smaller than the \(MemoryLayout<pincer_entry_t>.size) bytes of a 1.0 pincer_entry_t")
+        let entry: Entry
+        switch makeEntry(record, from: plugin, call: "add_entry") {
+        case .success(let e): entry = e
+        case .failure(let f): return plugin.failed(f.status, f.message)
+        }
+        return lock.withLock {
+            guard sectionTable[entry.sectionID] != nil, entry.sectionID != Section.pinnedID else {
+                return plugin.failed(PINCER_NOT_FOUND, "add_entry '\(entry.localID)': section '\(entry.sectionID)' does not exist (standard: \(Section.standard.map(\.id).joined(separator: ", ")))")
+            }
+            if entryTable[entry.fullID] != nil {
+                return plugin.failed(PINCER_DUPLICATE, "add_entry '\(entry.localID)': entry id '\(entry.fullID)' is already registered")
+            }
+            entryTable[entry.fullID] = entry
+            entryOrder.append(entry.fullID)
+            return PINCER_OK
+        }
+    }
+
+    /// Replaces an entry's record in place: order and pin stay.
+    func updateEntry(_ record: UnsafePointer<pincer_entry_t>, from plugin: PluginRuntime) -> UInt32 {
+        let entry: Entry
+        switch makeEntry(record, from: plugin, call: "update_entry") {
+        case .success(let e): entry = e
+        case .failure(let f): return plugin.failed(f.status, f.message)
+        }
+        return lock.withLock {
+            guard let old = entryTable[entry.fullID] else {
+                return plugin.failed(PINCER_NOT_FOUND, "update_entry '\(entry.localID)': the plugin has no entry with this id (add it with add_entry first)")
+            }
+            guard old.kind == entry.kind else {
+                return plugin.failed(PINCER_INVALID_ARGUMENT, "update_entry '\(entry.localID)': kind \(entry.kind.rawValue) differs from the registered \(old.kind.rawValue)")
+            }
+            guard sectionTable[entry.sectionID] != nil, entry.sectionID != Section.pinnedID else {
+                return plugin.failed(PINCER_NOT_FOUND, "update_entry '\(entry.localID)': section '\(entry.sectionID)' does not exist")
+            }
+            entryTable[entry.fullID] = entry
+            return PINCER_OK
+        }
+    }
+
+    private struct RecordFailure: Error {
+        let status: pincer_status_t
+        let message: String
+        init(_ status: pincer_status_t, _ message: String) { self.status = status; self.message = message }
+    }
+
+    /// Checks an entry record against its kind and copies it.
+    private func makeEntry(_ record: UnsafePointer<pincer_entry_t>, from plugin: PluginRuntime, call: String) -> Result<Entry, RecordFailure> {
+        let size = Int(record.pointee.struct_size)
+        guard size >= Host.entryV1Size else {
+            return .failure(RecordFailure(PINCER_INVALID_ARGUMENT, "\(call): struct_size \(size) is smaller than the \(Host.entryV1Size) bytes of a 1.0 pincer_entry_t"))
         }
         let r = record.pointee
+        // `set` exists only in records of 1.1 and later.
+        let setter: pincer_entry_set_fn_t? = size >= MemoryLayout<pincer_entry_t>.size ? r.set : nil
+        func fail(_ message: String) -> Result<Entry, RecordFailure> { .failure(RecordFailure(PINCER_INVALID_ARGUMENT, message)) }
         guard let local = Identifier.string(r.id), Identifier.isName(local, max: 64) else {
-            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_entry: id \(Identifier.quoted(r.id)) is not [a-z][a-z0-9_-]* of at most 64 bytes")
+            return fail("\(call): id \(Identifier.quoted(r.id)) is not [a-z][a-z0-9_-]* of at most 64 bytes")
         }
-        let what = "add_entry '\(local)'"
+        let what = "\(call) '\(local)'"
         guard let kind = EntryKind(sdk: r.kind) else {
-            return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): kind \(r.kind) is not one of PINCER_ENTRY_VALUE...PINCER_ENTRY_PAGE (1...6)")
+            return fail("\(what): kind \(r.kind) is not one of PINCER_ENTRY_VALUE...PINCER_ENTRY_PAGE (1...6)")
         }
-        guard let title = Identifier.string(r.title), !title.isEmpty else {
-            return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): title is missing")
-        }
+        guard let title = Identifier.string(r.title), !title.isEmpty else { return fail("\(what): title is missing") }
         let section = Identifier.string(r.section) ?? "development"
+        let pluginValue = r.flags & PINCER_ENTRY_PLUGIN_VALUE != 0
+        if pluginValue {
+            guard kind.isPersisted else {
+                return fail("\(what): PINCER_ENTRY_PLUGIN_VALUE applies to toggle, choice and text entries, not \(kind.rawValue)")
+            }
+            guard r.read != nil, setter != nil else {
+                return fail("\(what): a PINCER_ENTRY_PLUGIN_VALUE entry needs read and set callbacks (set is an ABI 1.1 slot; struct_size \(size))")
+            }
+        }
         if (kind == .value || kind == .page) && r.read == nil {
-            return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): a \(kind.rawValue) entry needs a read callback")
+            return fail("\(what): a \(kind.rawValue) entry needs a read callback")
         }
         var choices: [String] = []
-        if kind == .choice {
-            guard r.choice_count > 0, let list = r.choices else {
-                return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): a choice entry needs at least one choice")
-            }
+        if kind == .choice || (kind == .text && r.choice_count > 0) {
+            guard r.choice_count > 0, let list = r.choices else { return fail("\(what): a choice entry needs at least one choice") }
             for i in 0..<Int(r.choice_count) {
-                guard let c = Identifier.string(list[i]), !c.isEmpty else {
-                    return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): choice \(i) is NULL or empty")
-                }
-                if choices.contains(c) { return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): choice '\(c)' appears twice") }
+                guard let c = Identifier.string(list[i]), !c.isEmpty else { return fail("\(what): choice \(i) is NULL or empty") }
+                if choices.contains(c) { return fail("\(what): choice '\(c)' appears twice") }
                 choices.append(c)
             }
         }
@@ -155,41 +213,26 @@ public final class Host: @unchecked Sendable {
         switch kind {
         case .toggle:
             let d = defaultValue ?? "false"
-            guard d == "true" || d == "false" else {
-                return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): toggle default must be \"true\" or \"false\", not \"\(d)\"")
-            }
+            guard d == "true" || d == "false" else { return fail("\(what): toggle default must be \"true\" or \"false\", not \"\(d)\"") }
             defaultValue = d
         case .choice:
             let d = defaultValue ?? choices[0]
-            guard choices.contains(d) else {
-                return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): default \"\(d)\" is not one of the choices \(choices)")
-            }
+            guard choices.contains(d) else { return fail("\(what): default \"\(d)\" is not one of the choices \(choices)") }
             defaultValue = d
         default:
             break
         }
         var command: String?
         if kind == .action {
-            guard let c = Identifier.string(r.command), !c.isEmpty else {
-                return plugin.failed(PINCER_INVALID_ARGUMENT, "\(what): an action entry needs a command")
-            }
+            guard let c = Identifier.string(r.command), !c.isEmpty else { return fail("\(what): an action entry needs a command") }
             command = c.contains(".") ? c : "\(plugin.info.shortName).\(c)"
         }
-        let entry = Entry(fullID: "\(plugin.info.shortName).\(local)", localID: local, kind: kind, sectionID: section,
-                          title: title, summary: Identifier.string(r.summary) ?? "", defaultValue: defaultValue ?? "",
-                          choices: choices, isSecret: r.flags & PINCER_ENTRY_SECRET != 0, command: command,
-                          pluginID: plugin.info.id, read: r.read, changed: r.changed, context: r.context, gate: plugin.gate)
-        return lock.withLock {
-            guard sectionTable[section] != nil, section != Section.pinnedID else {
-                return plugin.failed(PINCER_NOT_FOUND, "\(what): section '\(section)' does not exist (standard: \(Section.standard.map(\.id).joined(separator: ", ")))")
-            }
-            if entryTable[entry.fullID] != nil {
-                return plugin.failed(PINCER_DUPLICATE, "\(what): entry id '\(entry.fullID)' is already registered")
-            }
-            entryTable[entry.fullID] = entry
-            entryOrder.append(entry.fullID)
-            return PINCER_OK
-        }
+        return .success(Entry(
+            fullID: "\(plugin.info.shortName).\(local)", localID: local, kind: kind, sectionID: section,
+            title: title, summary: Identifier.string(r.summary) ?? "", defaultValue: defaultValue ?? "",
+            choices: choices, isSecret: r.flags & PINCER_ENTRY_SECRET != 0, command: command,
+            pluginID: plugin.info.id, read: r.read, changed: r.changed, set: pluginValue ? setter : nil,
+            context: r.context, gate: plugin.gate))
     }
 
     func addCommand(_ record: UnsafePointer<pincer_command_t>, from plugin: PluginRuntime) -> UInt32 {
@@ -219,9 +262,13 @@ public final class Host: @unchecked Sendable {
         default:
             return plugin.failed(PINCER_INVALID_ARGUMENT, "add_command '\(signature.name)': set exactly one of `typed` and `values`")
         }
+        let returnsJSON = r.flags & PINCER_COMMAND_JSON_RESULT != 0
+        if returnsJSON && signature.result != .string {
+            return plugin.failed(PINCER_INVALID_ARGUMENT, "add_command '\(signature.name)': PINCER_COMMAND_JSON_RESULT needs a `-> string` result, not \(signature.result.rawValue)")
+        }
         let command = Command(fullName: "\(plugin.info.shortName).\(signature.name)", signature: signature,
                               summary: Identifier.string(r.summary) ?? "", details: Identifier.string(r.details) ?? "",
-                              changesState: r.flags & PINCER_COMMAND_CHANGES_STATE != 0, pluginID: plugin.info.id,
+                              changesState: r.flags & PINCER_COMMAND_CHANGES_STATE != 0, returnsJSON: returnsJSON, pluginID: plugin.info.id,
                               implementation: implementation, context: r.context, gate: plugin.gate)
         return lock.withLock {
             if commandTable[command.fullName] != nil {

@@ -1,3 +1,5 @@
+import CPincerSDK
+
 /// The menu as the shell and attached clients see it: sections in order,
 /// entry values computed on demand, persisted values, pins and search.
 extension Host {
@@ -28,6 +30,12 @@ extension Host {
         case .action:
             return .action(command: entry.command ?? "")
         case .toggle, .choice, .text:
+            if entry.isPluginValue {
+                do {
+                    let reply = try entry.produce()
+                    return .pluginValue(reply.text ?? "", details: reply.rows)
+                } catch { return .failed(error.message) }
+            }
             do { return .value(try storedValue(of: entry)) } catch { return .failed(error.message) }
         }
     }
@@ -43,7 +51,8 @@ extension Host {
         }
     }
 
-    /// Validates `text` for the entry's kind, persists it and tells the plugin.
+    /// Validates `text` for the entry's kind, then persists it and tells the
+    /// plugin, or for a plugin-valued entry hands it to the plugin's `set`.
     /// Returns the value as stored.
     @discardableResult
     public func setValue(_ text: String, of entry: Entry) throws(HostError) -> String {
@@ -64,12 +73,19 @@ extension Host {
         case .value, .action, .page:
             throw HostError(kind: .invalidArgument, message: "\(entry.fullID) is a \(entry.kind.rawValue) entry and has no value to set")
         }
-        do {
-            try settings().set(namespace: entry.pluginID, key: entry.localID, value: value)
-        } catch {
-            throw HostError(kind: .failed, message: error.message)
+        if entry.isPluginValue {
+            do { try entry.apply(value) } catch {
+                throw HostError(kind: error.status == PINCER_INVALID_ARGUMENT || error.status == PINCER_NOT_FOUND ? .invalidArgument : .failed,
+                                message: error.message)
+            }
+        } else {
+            do {
+                try settings().set(namespace: entry.pluginID, key: entry.localID, value: value)
+            } catch {
+                throw HostError(kind: .failed, message: error.message)
+            }
+            entry.notifyChanged(value)
         }
-        entry.notifyChanged(value)
         events.emit(topic: "pincer.entry-changed", payload: "{\"entry\":\(JSON.quote(entry.fullID)),\"value\":\(JSON.quote(value))}")
         return value
     }

@@ -58,12 +58,14 @@ public final class Entry: @unchecked Sendable {
 
     let read: pincer_entry_read_fn_t?
     let changed: pincer_entry_changed_fn_t?
+    /// Set for PINCER_ENTRY_PLUGIN_VALUE entries: the plugin keeps the value.
+    let setter: pincer_entry_set_fn_t?
     let context: UnsafeMutableRawPointer?
     let gate: Lock
 
     init(fullID: String, localID: String, kind: EntryKind, sectionID: String, title: String, summary: String,
          defaultValue: String, choices: [String], isSecret: Bool, command: String?, pluginID: String,
-         read: pincer_entry_read_fn_t?, changed: pincer_entry_changed_fn_t?, context: UnsafeMutableRawPointer?, gate: Lock) {
+         read: pincer_entry_read_fn_t?, changed: pincer_entry_changed_fn_t?, set: pincer_entry_set_fn_t?, context: UnsafeMutableRawPointer?, gate: Lock) {
         self.fullID = fullID
         self.localID = localID
         self.kind = kind
@@ -77,6 +79,7 @@ public final class Entry: @unchecked Sendable {
         self.pluginID = pluginID
         self.read = read
         self.changed = changed
+        self.setter = set
         self.context = context
         self.gate = gate
     }
@@ -94,6 +97,21 @@ public final class Entry: @unchecked Sendable {
         return reply
     }
 
+    /// Whether the plugin, not the host's store, keeps this entry's value.
+    public var isPluginValue: Bool { setter != nil }
+
+    /// Hands a change to the plugin's set callback (plugin-valued entries).
+    func apply(_ value: String) throws(CommandFailure) {
+        guard let setter else { return }
+        gate.lock()
+        let (status, reply) = Reply.collect { call in value.withCString { setter(context, call, $0) } }
+        gate.unlock()
+        guard status == PINCER_OK else {
+            throw CommandFailure(status: status, message: reply.failure.flatMap { $0.isEmpty ? nil : $0 }
+                                 ?? "\(fullID) refused '\(value)' (\(Status.name(status))) without a message")
+        }
+    }
+
     func notifyChanged(_ value: String) {
         guard let changed else { return }
         gate.lock()
@@ -105,6 +123,8 @@ public final class Entry: @unchecked Sendable {
 /// What an entry shows right now.
 public enum EntryState: Sendable, Equatable {
     case value(String)
+    /// A plugin-valued entry: its value and the details the plugin shows beside it.
+    case pluginValue(String, details: [MenuRow])
     case rows([MenuRow])
     case action(command: String)
     case failed(String)

@@ -165,6 +165,11 @@ final class PluginRuntime: @unchecked Sendable {
         t.last_error = { table in
             PluginRuntime.from(table)?.lastErrorPointer
         }
+        t.update_entry = { table, entry in
+            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let entry else { return p.failed(PINCER_INVALID_ARGUMENT, "update_entry: entry is NULL") }
+            return p.host.updateEntry(entry, from: p)
+        }
         return t
     }
 }

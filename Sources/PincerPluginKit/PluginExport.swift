@@ -1,4 +1,5 @@
 @_exported import CPincerSDK
+@_exported import PincerJSON
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -94,6 +95,12 @@ public final class PluginExport: @unchecked Sendable {
     }
 }
 
+/// An error that knows which SDK status it stands for; thrown from a
+/// command or entry callback it reaches the host with that status.
+public protocol StatusError: Error, CustomStringConvertible {
+    var status: pincer_status_t { get }
+}
+
 /// Any error a plugin throws becomes a status and a message at the C boundary.
 public struct CommandError: Error, CustomStringConvertible, Sendable {
     public let status: pincer_status_t
@@ -109,7 +116,9 @@ public struct CommandError: Error, CustomStringConvertible, Sendable {
     }
 
     init(_ error: Error) {
-        if let e = error as? CommandError { self = e } else { self.init(String(describing: error)) }
+        if let e = error as? CommandError { self = e }
+        else if let e = error as? StatusError { self.init(String(describing: e), status: e.status) }
+        else { self.init(String(describing: error)) }
     }
 
     public var description: String { message }

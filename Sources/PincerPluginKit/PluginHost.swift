@@ -22,6 +22,13 @@ public final class PluginHost: @unchecked Sendable {
         return Unmanaged.passUnretained(object).toOpaque()
     }
 
+    /// PINCER_HAS_SLOT for the host table: whether the host's table is large
+    /// enough to hold a slot appended after 1.0.
+    public func hasSlot<T>(_ slot: KeyPath<pincer_host_t, T>) -> Bool {
+        guard let offset = MemoryLayout<pincer_host_t>.offset(of: slot) else { return false }
+        return Int(table.pointee.struct_size) >= offset + MemoryLayout<T>.size
+    }
+
     private func check(_ status: pincer_status_t) throws {
         guard status == PINCER_OK else {
             throw CommandError(table.pointee.last_error(table).map { String(cString: $0) } ?? "host call failed", status: status)
@@ -124,8 +131,9 @@ public final class PluginHost: @unchecked Sendable {
     }
 
     private func addEntry(kind: pincer_entry_kind_t, id: String, title: String, section: String?, summary: String?,
-                          read: ReadBox? = nil, changed: ((String) -> Void)? = nil, defaultValue: String? = nil,
-                          choices: [String] = [], command: String? = nil, secret: Bool = false) throws {
+                          read: ReadBox? = nil, changed: ((String) -> Void)? = nil, set: SetBox? = nil,
+                          defaultValue: String? = nil, choices: [String] = [], command: String? = nil,
+                          secret: Bool = false, update: Bool = false) throws {
         let arena = CStringArena()
         var e = pincer_entry_t()
         e.struct_size = UInt32(MemoryLayout<pincer_entry_t>.size)
@@ -136,22 +144,15 @@ public final class PluginHost: @unchecked Sendable {
         e.summary = arena.c(summary)
         e.default_value = arena.c(defaultValue)
         e.command = arena.c(command)
-        e.flags = secret ? PINCER_ENTRY_SECRET : 0
-        // One context object carries both callbacks.
-        let box = EntryBox(read: read, changed: changed.map(ChangedBox.init))
+        e.flags = (secret ? PINCER_ENTRY_SECRET : 0) | (set != nil ? PINCER_ENTRY_PLUGIN_VALUE : 0)
+        // One context object carries every callback.
+        let box = EntryBox(read: read, changed: changed.map(ChangedBox.init), set: set)
         e.context = keep(box)
         if read != nil {
             e.read = { context, call in
                 guard let context, let call else { return PINCER_INVALID_ARGUMENT }
                 let box = Unmanaged<EntryBox>.fromOpaque(context).takeUnretainedValue()
-                do {
-                    try box.read?.produce(call)
-                    return PINCER_OK
-                } catch {
-                    let failure = CommandError(error)
-                    failure.message.withCString { call.pointee.fail(call, $0) }
-                    return failure.status
-                }
+                return PluginHost.report(call) { try box.read?.produce(call) }
             }
         }
         if changed != nil {
@@ -160,19 +161,89 @@ public final class PluginHost: @unchecked Sendable {
                 Unmanaged<EntryBox>.fromOpaque(context).takeUnretainedValue().changed?.changed(value.map { String(cString: $0) } ?? "")
             }
         }
+        if set != nil {
+            e.set = { context, call, value in
+                guard let context, let call else { return PINCER_INVALID_ARGUMENT }
+                let box = Unmanaged<EntryBox>.fromOpaque(context).takeUnretainedValue()
+                return PluginHost.report(call) { try box.set?.apply(value.map { String(cString: $0) } ?? "") }
+            }
+        }
         let cChoices = choices.map { arena.c($0) }
         let status = cChoices.withUnsafeBufferPointer { buffer -> pincer_status_t in
             e.choices = buffer.isEmpty ? nil : buffer.baseAddress
             e.choice_count = UInt32(buffer.count)
+            if update {
+                guard hasSlot(\.update_entry) else { return PINCER_UNSUPPORTED }
+                return table.pointee.update_entry(table, &e)
+            }
             return table.pointee.add_entry(table, &e)
         }
+        if status == PINCER_UNSUPPORTED && update {
+            throw CommandError("this host (ABI \(table.pointee.abi_major).\(table.pointee.abi_minor)) has no update_entry", status: status)
+        }
         try check(status)
+    }
+
+    /// Runs `body`, turning a thrown error into call->fail and a status.
+    static func report(_ call: UnsafeMutablePointer<pincer_call_t>, _ body: () throws -> Void) -> pincer_status_t {
+        do {
+            try body()
+            return PINCER_OK
+        } catch {
+            let failure = CommandError(error)
+            failure.message.withCString { call.pointee.fail(call, $0) }
+            return failure.status
+        }
     }
 
     private final class EntryBox {
         let read: ReadBox?
         let changed: ChangedBox?
-        init(read: ReadBox?, changed: ChangedBox?) { self.read = read; self.changed = changed }
+        let set: SetBox?
+        init(read: ReadBox?, changed: ChangedBox?, set: SetBox?) { self.read = read; self.changed = changed; self.set = set }
+    }
+
+    private final class SetBox {
+        let apply: (String) throws -> Void
+        init(_ apply: @escaping (String) throws -> Void) { self.apply = apply }
+    }
+
+    /// The kinds of entry whose value a plugin may keep itself.
+    public enum PluginValueKind { case toggle, choice, text }
+
+    /// An entry whose value the plugin keeps (PINCER_ENTRY_PLUGIN_VALUE):
+    /// `read` gives the current value and details shown beside it; `set`
+    /// applies a change (already checked against the kind) or throws to
+    /// refuse it. For text entries `choices` are completion suggestions.
+    /// With `update`, replaces the registration of an existing entry in place.
+    public func addPluginValueEntry(_ kind: PluginValueKind, id: String, title: String, section: String? = nil,
+                                    summary: String? = nil, choices: [String] = [], update: Bool = false,
+                                    read: @escaping () throws -> (value: String, details: [(title: String, value: String?)]),
+                                    set: @escaping (String) throws -> Void) throws {
+        let sdkKind: pincer_entry_kind_t = switch kind {
+        case .toggle: PINCER_ENTRY_TOGGLE
+        case .choice: PINCER_ENTRY_CHOICE
+        case .text: PINCER_ENTRY_TEXT
+        }
+        try addEntry(kind: sdkKind, id: id, title: title, section: section, summary: summary,
+                     read: ReadBox { call in
+                         let (value, details) = try read()
+                         value.withCString { call.pointee.return_string(call, $0) }
+                         PluginHost.addRows(details, to: call)
+                     },
+                     set: SetBox(set), defaultValue: kind == .choice ? choices.first : nil, choices: choices, update: update)
+    }
+
+    static func addRows(_ rows: [(title: String, value: String?)], to call: UnsafeMutablePointer<pincer_call_t>) {
+        for row in rows {
+            row.title.withCString { t in
+                if let v = row.value {
+                    v.withCString { call.pointee.add_row(call, t, $0) }
+                } else {
+                    call.pointee.add_row(call, t, nil)
+                }
+            }
+        }
     }
 
     /// A label with a value computed each time the menu is shown.
@@ -210,17 +281,7 @@ public final class PluginHost: @unchecked Sendable {
     public func addPage(id: String, title: String, section: String? = nil, summary: String? = nil,
                         rows: @escaping () throws -> [(title: String, value: String?)]) throws {
         try addEntry(kind: PINCER_ENTRY_PAGE, id: id, title: title, section: section, summary: summary,
-                     read: ReadBox { call in
-                         for row in try rows() {
-                             row.title.withCString { t in
-                                 if let v = row.value {
-                                     v.withCString { call.pointee.add_row(call, t, $0) }
-                                 } else {
-                                     call.pointee.add_row(call, t, nil)
-                                 }
-                             }
-                         }
-                     })
+                     read: ReadBox { call in PluginHost.addRows(try rows(), to: call) })
     }
 
     // MARK: commands
@@ -233,12 +294,14 @@ public final class PluginHost: @unchecked Sendable {
     /// Registers a command by signature (grammar in SDK/include/pincer/command.h).
     /// The handler gets the converted arguments, defaults filled in, and
     /// returns a value of the signature's result type.
+    /// With `jsonResult`, the command returns one JSON document as its string
+    /// result and the shell renders it (PINCER_COMMAND_JSON_RESULT).
     public func addCommand(_ signature: String, summary: String, details: String? = nil, changesState: Bool = false,
-                           _ handler: @escaping (Arguments) throws -> CommandValue) throws {
+                           jsonResult: Bool = false, _ handler: @escaping (Arguments) throws -> CommandValue) throws {
         let arena = CStringArena()
         var c = pincer_command_t()
         c.struct_size = UInt32(MemoryLayout<pincer_command_t>.size)
-        c.flags = changesState ? PINCER_COMMAND_CHANGES_STATE : 0
+        c.flags = (changesState ? PINCER_COMMAND_CHANGES_STATE : 0) | (jsonResult ? PINCER_COMMAND_JSON_RESULT : 0)
         c.signature = arena.c(signature)
         c.summary = arena.c(summary)
         c.details = arena.c(details)
@@ -246,14 +309,11 @@ public final class PluginHost: @unchecked Sendable {
         c.values = { context, call, args, count, result in
             guard let context, let call else { return PINCER_INVALID_ARGUMENT }
             let box = Unmanaged<CommandBox>.fromOpaque(context).takeUnretainedValue()
-            do {
-                let value = try box.handler(Arguments(base: args, count: Int(count)))
-                return value.store(into: result, call: call)
-            } catch {
-                let failure = CommandError(error)
-                failure.message.withCString { call.pointee.fail(call, $0) }
-                return failure.status
+            var status = PINCER_OK
+            let reported = PluginHost.report(call) {
+                status = try box.handler(Arguments(base: args, count: Int(count))).store(into: result, call: call)
             }
+            return reported == PINCER_OK ? status : reported
         }
         try check(table.pointee.add_command(table, &c))
     }

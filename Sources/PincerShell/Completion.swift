@@ -40,7 +40,7 @@ extension Shell {
         if sc.name == "set" && done.count == 2, let e = h.entry(id: done[1]) {
             switch e.kind {
             case .toggle: return matching(["true", "false"])
-            case .choice: return matching(e.choices)
+            case .choice, .text: return matching(e.choices) // text: the plugin's suggestions
             default: return []
             }
         }

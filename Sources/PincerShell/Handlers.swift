@@ -38,9 +38,12 @@ extension Shell {
             ("id", .string(e.fullID)), ("kind", .string(e.kind.rawValue)), ("title", .string(e.title)),
             ("summary", .string(e.summary)), ("plugin", .string(e.pluginID)), ("pinned", .bool(pinned.contains(e.fullID))),
         ]
-        if e.kind == .choice { fields.append(("choices", .array(e.choices.map(JSON.string)))) }
+        if !e.choices.isEmpty { fields.append((e.kind == .choice ? "choices" : "suggestions", .array(e.choices.map(JSON.string)))) }
         switch h.state(of: e) {
         case .value(let v): fields.append(("value", .string(e.isSecret && !v.isEmpty ? "********" : v)))
+        case .pluginValue(let v, let details):
+            fields.append(("value", .string(e.isSecret && !v.isEmpty ? "********" : v)))
+            fields.append(("details", .object(details.map { ($0.title, $0.value.map(JSON.string) ?? .null) })))
         case .rows(let rows):
             fields.append(("rows", .array(rows.map { .object([("title", .string($0.title)), ("value", $0.value.map(JSON.string) ?? .null)]) })))
         case .action(let c): fields.append(("command", .string(c)))
@@ -96,6 +99,10 @@ extension Shell {
             case .text: return "\"\(shown)\""
             default: return shown
             }
+        case .pluginValue(let v, let details):
+            let shown = describe(e, .value(v))
+            if details.isEmpty { return shown }
+            return shown + "  (" + details.map { "\($0.title): \($0.value ?? "-")" }.joined(separator: ", ") + ")"
         case .rows(let rows): return "(\(rows.count) row\(rows.count == 1 ? "" : "s"))"
         case .action(let c): return "-> \(c)"
         case .failed(let why): return "error: \(why)"
@@ -246,9 +253,20 @@ extension Shell {
             }
             throw .failed("\(name): \(error.message)")
         }
+        let json: JSON
+        do { json = try command.jsonResult(result) } catch {
+            if options.json {
+                emit(.object([("command", .string(name)), ("ok", .bool(false)), ("status", .string(Status.name(error.status))),
+                              ("error", .string(error.message))]))
+                return .commandFailed
+            }
+            throw .failed(error.message)
+        }
         if options.json {
-            emit(.object([("command", .string(name)), ("ok", .bool(true)), ("type", .string(command.signature.result.rawValue)),
-                          ("result", result.json)]))
+            emit(.object([("command", .string(name)), ("ok", .bool(true)),
+                          ("type", .string(command.returnsJSON ? "json" : command.signature.result.rawValue)), ("result", json)]))
+        } else if command.returnsJSON {
+            console.out(JSONRendering.render(json))
         } else if command.signature.result != .void {
             console.out(result.description + "\n")
         }
@@ -264,6 +282,9 @@ extension Shell {
         } else {
             switch state {
             case .value(let v): console.out((e.isSecret && !v.isEmpty ? "********" : v) + "\n")
+            case .pluginValue(let v, let details):
+                console.out((e.isSecret && !v.isEmpty ? "********" : v) + "\n")
+                for d in details { console.out("  \(d.title): \(d.value ?? "-")\n") }
             case .rows(let rows):
                 let w = rows.map(\.title.count).max() ?? 0
                 for r in rows { console.out("\(r.title.padded(to: w))  \(r.value ?? "")\n") }
@@ -280,7 +301,13 @@ extension Shell {
         let e = try entry(id)
         let stored: String
         do { stored = try h.setValue(value, of: e) } catch { throw settingsError(error) }
-        if options.json {
+        if e.isPluginValue {
+            // The plugin decides what a change means (e.g. "remote" clears a
+            // flag's override), so show what the entry reads now.
+            if options.json { emit(entryJSON(e, h, pinned: Set(h.pinnedEntryIDs()))) } else {
+                console.out("\(e.fullID) = \(describe(e, h.state(of: e)))\n")
+            }
+        } else if options.json {
             emit(.object([("entry", .string(e.fullID)), ("value", .string(e.isSecret ? "********" : stored))]))
         } else {
             console.out("\(e.fullID) = \(e.isSecret ? "********" : stored)\n")

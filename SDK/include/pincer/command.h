@@ -121,6 +121,12 @@ typedef pincer_status_t (*pincer_values_fn_t)(void *context, pincer_call_t *call
 
 /* Flags for pincer_command_t.flags. */
 #define PINCER_COMMAND_CHANGES_STATE 0x1u /* may be disabled by an app that embeds the host read-only */
+/* Since 1.1. The command's `-> string` result is one JSON document. With
+ * --json the shell embeds it as the result value; otherwise it renders it
+ * for people (an array of objects as a table, an object as name: value
+ * lines). A result that is not valid JSON is reported as the command's
+ * failure. Only for commands whose result type is string. */
+#define PINCER_COMMAND_JSON_RESULT 0x2u
 
 /* Registration record for pincer_host_t.add_command. Borrowed for the call:
  * the host copies every string, so the record may live on the stack. */

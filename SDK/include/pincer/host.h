@@ -114,6 +114,16 @@ struct pincer_host {
      * Owned by the host; valid until the plugin's next failing host call.
      * Never NULL ("" when nothing failed). [any-thread] */
     const char *(*last_error)(const pincer_host_t *host);
+
+    /* -- ABI 1.1: check PINCER_HAS_SLOT(host, pincer_host_t, update_entry). -- */
+
+    /* Replaces the registration of this plugin's entry with the same id
+     * (borrowed; copied), keeping its place in the menu and its pin. Use it
+     * when an entry's title, summary or choices change, for example when a
+     * new server environment is registered. The kind may not change.
+     * PINCER_NOT_FOUND when the plugin has no entry with that id; otherwise
+     * the same checks as add_entry. [any-thread] */
+    pincer_status_t (*update_entry)(const pincer_host_t *host, const pincer_entry_t *entry);
 };
 
 #ifdef __cplusplus

@@ -51,6 +51,15 @@ typedef uint32_t pincer_entry_kind_t;
 
 /* Flags for pincer_entry_t.flags. */
 #define PINCER_ENTRY_SECRET 0x1u /* text entry whose value is masked in listings */
+/* Since 1.1. The plugin keeps the value of this TOGGLE, CHOICE or TEXT
+ * entry; the host stores nothing. The host calls `read` for the current
+ * value (call->return_string) and may show rows the read adds with
+ * call->add_row as details beside it (for example "remote: false"). A
+ * change goes to `set`, which may refuse it. Use it when the value lives
+ * elsewhere (a flag's override, the current server environment). Requires
+ * `read` and `set`; `changed` is not called. For TEXT entries, `choices`
+ * may list suggestions the shell offers for completion. */
+#define PINCER_ENTRY_PLUGIN_VALUE 0x2u
 
 /* Called after a persisted entry changed through the host (shell, REPL or
  * an attached client) in this process. `entry_id` is the local id, `value`
@@ -61,6 +70,13 @@ typedef void (*pincer_entry_changed_fn_t)(void *context, const char *entry_id, c
 /* Produces a value row's text (call->return_string) or a page's rows
  * (call->add_row). Return PINCER_OK, or call->fail and another status. */
 typedef pincer_status_t (*pincer_entry_read_fn_t)(void *context, pincer_call_t *call);
+
+/* Since 1.1. Applies a change to a PINCER_ENTRY_PLUGIN_VALUE entry.
+ * `value` (borrowed) was already checked against the kind (true/false for
+ * toggles, one of the choices for choices). Return PINCER_OK, or call
+ * call->fail and return another status to refuse it. Serialised with the
+ * plugin's other callbacks. */
+typedef pincer_status_t (*pincer_entry_set_fn_t)(void *context, pincer_call_t *call, const char *value);
 
 /* Registration record for pincer_host_t.add_entry. Borrowed for the call:
  * every string and the choices array are copied. */
@@ -83,6 +99,8 @@ typedef struct pincer_entry {
     uint32_t flags;                /* PINCER_ENTRY_* flags */
     const char *command;           /* ACTION: "name" of this plugin's command,
                                       or a full "prefix.name" of any plugin's */
+    /* -- ABI 1.1: check PINCER_HAS_SLOT before reading. -- */
+    pincer_entry_set_fn_t set;     /* with PINCER_ENTRY_PLUGIN_VALUE: required */
 } pincer_entry_t;
 
 #ifdef __cplusplus

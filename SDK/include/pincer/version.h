@@ -15,6 +15,9 @@
  *    slots it knows. An older-minor plugin on a newer host works: the host
  *    sees the smaller struct_size and treats missing slots as absent.
  *
+ * History: 1.0 first release. 1.1 appended pincer_entry_t.set with
+ * PINCER_ENTRY_PLUGIN_VALUE, and pincer_host_t.update_entry.
+ *
  * This header is pure C11 and valid C++; it allocates nothing.
  */
 #ifndef PINCER_VERSION_H
@@ -32,7 +35,7 @@ extern "C" {
 #define PINCER_PLUGIN_MAGIC 0x52434E50u
 
 #define PINCER_ABI_MAJOR 1u
-#define PINCER_ABI_MINOR 0u
+#define PINCER_ABI_MINOR 1u
 
 /* Marks the one symbol a plugin exports. Build plugins with
  * -fvisibility=hidden (or make everything else `static`) so that nothing

@@ -1,0 +1,118 @@
+import PincerPluginKit
+
+/// The "pincer.servers/1" table (SDK/include/pincer/servers.h).
+final class ServersService: @unchecked Sendable {
+    let store: EnvironmentStore
+    private let errors = ThreadErrorMessage()
+    /// Lives until the plugin's shutdown as service.h requires; never freed
+    /// because code in the process may still hold the pointer.
+    let table: UnsafeMutablePointer<pincer_servers_service_t>
+
+    init(store: EnvironmentStore) {
+        self.store = store
+        table = .allocate(capacity: 1)
+        table.initialize(to: ServersService.makeTable())
+        table.pointee.header.context = Unmanaged.passRetained(self).toOpaque()
+    }
+
+    static func with<R>(_ context: UnsafeMutableRawPointer?, _ body: (ServersService) -> R) -> R {
+        Unmanaged<ServersService>.fromOpaque(context!)._withUnsafeGuaranteedRef(body)
+    }
+
+    func perform(_ body: () throws(ServersError) -> Void) -> pincer_status_t {
+        do {
+            try body()
+            return PINCER_OK
+        } catch {
+            errors.set(error.message)
+            return error.status
+        }
+    }
+
+    func fail(_ message: String) -> pincer_status_t {
+        errors.set(message)
+        return PINCER_INVALID_ARGUMENT
+    }
+
+    /// A C function and its context, carried into a Sendable closure; the
+    /// subscriber promised in servers.h that the context stays valid.
+    private struct Callback: @unchecked Sendable {
+        let fn: pincer_environment_changed_fn_t
+        let context: UnsafeMutableRawPointer?
+    }
+
+    private static func makeTable() -> pincer_servers_service_t {
+        var t = pincer_servers_service_t()
+        t.header.struct_size = UInt32(MemoryLayout<pincer_servers_service_t>.size)
+        t.header.version_minor = 0
+        t.register_environment = { ctx, id, name, variables, count in
+            ServersService.with(ctx) { s in
+                guard let id, let name else { return s.fail("register_environment: id and name are required") }
+                var pairs: [(String, String)] = []
+                for i in 0..<Int(count) {
+                    guard let variables, let n = variables[2 * i], let v = variables[2 * i + 1] else {
+                        return s.fail("register_environment '\(String(cString: id))': variable \(i) has a NULL name or value")
+                    }
+                    pairs.append((String(cString: n), String(cString: v)))
+                }
+                return s.perform { () throws(ServersError) in
+                    try s.store.register(String(cString: id), name: String(cString: name), variables: pairs)
+                }
+            }
+        }
+        t.use = { ctx, id in
+            ServersService.with(ctx) { s in
+                guard let id else { return s.fail("use: id is NULL") }
+                return s.perform { () throws(ServersError) in try s.store.use(String(cString: id)) }
+            }
+        }
+        t.current = { ctx, buffer, capacity in
+            ServersService.with(ctx) { s in
+                guard let e = s.store.snapshot.current else { return -1 }
+                return copyOut(e.id, to: buffer, capacity: capacity)
+            }
+        }
+        t.get_variable = { ctx, name, buffer, capacity in
+            ServersService.with(ctx) { s in
+                guard let name, let value = s.store.snapshot.current?.variable(String(cString: name)) else { return -1 }
+                return copyOut(value, to: buffer, capacity: capacity)
+            }
+        }
+        t.each_variable = { ctx, fn, fnContext in
+            ServersService.with(ctx) { s in
+                guard let fn, let e = s.store.snapshot.current else { return 0 }
+                for v in e.variables { v.name.withCString { n in v.value.withCString { fn(fnContext, n, $0) } } }
+                return UInt32(e.variables.count)
+            }
+        }
+        t.subscribe = { ctx, fn, fnContext in
+            ServersService.with(ctx) { s in
+                guard let fn else {
+                    _ = s.fail("subscribe: callback is NULL")
+                    return 0
+                }
+                let callback = Callback(fn: fn, context: fnContext)
+                return s.store.subscribe { from, to in
+                    to.withCString { t in
+                        if let from { from.withCString { callback.fn(callback.context, $0, t) } } else { callback.fn(callback.context, nil, t) }
+                    }
+                }
+            }
+        }
+        t.unsubscribe = { ctx, token in
+            ServersService.with(ctx) { $0.store.unsubscribe(token) }
+        }
+        t.set_display_variable = { ctx, name, value in
+            ServersService.with(ctx) { s in
+                guard let name else { return s.fail("set_display_variable: name is NULL") }
+                return s.perform { () throws(ServersError) in
+                    try s.store.setDisplay(String(cString: name), value.map { String(cString: $0) })
+                }
+            }
+        }
+        t.last_error = { ctx in
+            ServersService.with(ctx) { $0.errors.pointer }
+        }
+        return t
+    }
+}
