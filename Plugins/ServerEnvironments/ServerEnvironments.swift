@@ -23,8 +23,7 @@ final class ServerEnvironments: PincerPlugin {
         let service = ServersService(store: store)
         self.service = service
         try host.addSection(id: ServerEnvironments.section, title: "Server Environment", order: 210)
-        // The chooser exists once an environment does (a choice needs choices);
-        // new environments update its choices in place.
+        // The chooser comes first; new environments update its choices in place.
         let chooser = Chooser(store: store, host: host)
         try chooser.refresh()
         try host.addPage(id: "variables", title: "Variables", section: ServerEnvironments.section,
@@ -41,8 +40,8 @@ final class ServerEnvironments: PincerPlugin {
     }
 }
 
-/// The "current" choice entry, registered on the first environment and
-/// updated when the list of environments changes.
+/// The "current" choice entry: registered at start (perhaps with no
+/// choices yet) and updated in place when the list of environments changes.
 final class Chooser: @unchecked Sendable {
     private let store: EnvironmentStore
     private let host: PluginHost
@@ -57,7 +56,7 @@ final class Chooser: @unchecked Sendable {
         let store = self.store
         try registered.withLock { shown in
             let ids = store.snapshot.order
-            guard !ids.isEmpty, ids != shown else { return }
+            guard ids != shown else { return }
             try host.addPluginValueEntry(.choice, id: "current", title: "Environment", section: ServerEnvironments.section,
                                          summary: "The server environment the app talks to", choices: ids, update: shown != nil,
                                          read: {

@@ -201,8 +201,12 @@ public final class Host: @unchecked Sendable {
             return fail("\(what): a \(kind.rawValue) entry needs a read callback")
         }
         var choices: [String] = []
-        if kind == .choice || (kind == .text && r.choice_count > 0) {
-            guard r.choice_count > 0, let list = r.choices else { return fail("\(what): a choice entry needs at least one choice") }
+        // A plugin-valued choice may start empty (no server environment yet).
+        if kind == .choice && r.choice_count == 0 && !pluginValue {
+            return fail("\(what): a choice entry needs at least one choice")
+        }
+        if r.choice_count > 0 && (kind == .choice || kind == .text) {
+            guard let list = r.choices else { return fail("\(what): choice_count is \(r.choice_count) but choices is NULL") }
             for i in 0..<Int(r.choice_count) {
                 guard let c = Identifier.string(list[i]), !c.isEmpty else { return fail("\(what): choice \(i) is NULL or empty") }
                 if choices.contains(c) { return fail("\(what): choice '\(c)' appears twice") }
@@ -215,6 +219,8 @@ public final class Host: @unchecked Sendable {
             let d = defaultValue ?? "false"
             guard d == "true" || d == "false" else { return fail("\(what): toggle default must be \"true\" or \"false\", not \"\(d)\"") }
             defaultValue = d
+        case .choice where choices.isEmpty:
+            defaultValue = ""
         case .choice:
             let d = defaultValue ?? choices[0]
             guard choices.contains(d) else { return fail("\(what): default \"\(d)\" is not one of the choices \(choices)") }

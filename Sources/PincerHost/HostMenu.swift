@@ -65,6 +65,7 @@ extension Host {
             value = b ? "true" : "false"
         case .choice:
             guard entry.choices.contains(text) else {
+                if entry.choices.isEmpty { throw HostError(kind: .invalidArgument, message: "\(entry.fullID) has nothing to choose from yet") }
                 throw HostError(kind: .invalidArgument, message: "\(entry.fullID) is a choice: expected one of \(entry.choices.joined(separator: ", ")), got '\(text)'")
             }
             value = text

@@ -26,7 +26,7 @@ enum JSONRendering {
                     out += indent + key + ":\n"
                     render(field, indent: indent + "  ", into: &out)
                 } else {
-                    out += indent + key.padded(to: width) + "  " + scalar(field) + "\n"
+                    out += trimmed(indent + key.padded(to: width) + "  " + scalar(field)) + "\n"
                 }
             }
         default:
@@ -55,10 +55,17 @@ enum JSONRendering {
             for (i, v) in values.enumerated() {
                 s += i == values.count - 1 ? v : v.padded(to: widths[i]) + "  "
             }
-            return s + "\n"
+            return trimmed(s) + "\n"
         }
         out += line(columns.map { $0.uppercased() })
         for row in cells { out += line(row) }
+    }
+
+    /// Empty last cells leave no trailing blanks.
+    private static func trimmed(_ line: String) -> String {
+        var s = line
+        while s.last == " " { s.removeLast() }
+        return s
     }
 
     /// One cell: strings bare, null as "-", nested values as compact JSON.

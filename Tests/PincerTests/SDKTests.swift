@@ -16,7 +16,7 @@ final class SDKTests: XCTestCase {
     func testHeadersCompileAsC11AndCxx() throws {
         // Every header on its own, then the umbrella.
         let headers = ["pincer/version.h", "pincer/call.h", "pincer/command.h", "pincer/menu.h", "pincer/host.h",
-                       "pincer/service.h", "pincer/entry.h", "pincer.h"]
+                       "pincer/service.h", "pincer/entry.h", "pincer/flags.h", "pincer/servers.h", "pincer.h"]
         for header in headers {
             let source = "#include <\(header)>\nint main(void) { return 0; }\n"
             let c = try compile("/usr/bin/cc", ["-std=c11"], source: source, ext: "c")
@@ -38,12 +38,21 @@ final class SDKTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<pincer_plugin_t>.size, 80)
         XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.log), 40)
         XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.last_error), 128)
-        XCTAssertEqual(MemoryLayout<pincer_host_t>.size, 136)
+        // 1.1 appended update_entry.
+        XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.update_entry), 136)
+        XCTAssertEqual(MemoryLayout<pincer_host_t>.size, 144)
         XCTAssertEqual(MemoryLayout<pincer_call_t>.size, 40)
         XCTAssertEqual(MemoryLayout<pincer_command_t>.size, 56)
-        XCTAssertEqual(MemoryLayout<pincer_entry_t>.size, 96)
+        // 1.1 appended set.
+        XCTAssertEqual(MemoryLayout<pincer_entry_t>.offset(of: \.set), 96)
+        XCTAssertEqual(MemoryLayout<pincer_entry_t>.size, 104)
         XCTAssertEqual(MemoryLayout<pincer_section_t>.size, 24)
         XCTAssertEqual(MemoryLayout<pincer_value_t>.size, 16)
         XCTAssertEqual(PINCER_PLUGIN_MAGIC, 0x52434E50)
+        // Service tables of the built-in plugins, version 1.0 of each id.
+        XCTAssertEqual(MemoryLayout<pincer_flags_service_t>.offset(of: \.register_bool), 16)
+        XCTAssertEqual(MemoryLayout<pincer_flags_service_t>.size, 128)
+        XCTAssertEqual(MemoryLayout<pincer_servers_service_t>.offset(of: \.register_environment), 16)
+        XCTAssertEqual(MemoryLayout<pincer_servers_service_t>.size, 88)
     }
 }

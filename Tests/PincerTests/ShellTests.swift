@@ -14,15 +14,47 @@ final class ShellTests: XCTestCase {
         try Fixture.pincer(args, stateDir: state, input: input)
     }
 
+    /// Commands that return JSON documents print tables for people and the
+    /// document itself under --json.
+    func testJSONResultsRenderAsTablesOrPassThrough() throws {
+        XCTAssertEqual(try pincer("run", "flags.register", "checkout", "bool", "false", "New checkout").status, 0)
+        XCTAssertEqual(try pincer("run", "flags.register", "limit", "int", "3").status, 0)
+        XCTAssertEqual(try pincer("run", "flags.set", "checkout", "true").status, 0)
+        let table = try pincer("run", "flags.list")
+        XCTAssertEqual(table.status, 0, table.stderr)
+        XCTAssertEqual(table.stdout, """
+            overridesEnabled  true
+            flags:
+              KEY       TYPE  REMOTE  OVERRIDE  VALUE  REASON    SUMMARY
+              checkout  bool  false   true      true   override  New checkout
+              limit     int   3       -         3      remote
+
+            """)
+        let json = Fixture.json(try pincer("run", "flags.get", "checkout", "--json").stdout)
+        XCTAssertEqual(json["type"] as? String, "json")
+        XCTAssertEqual((json["result"] as? [String: Any])?["reason"] as? String, "override")
+        // export prints the document itself, ready for a file.
+        let exported = try pincer("run", "flags.export")
+        XCTAssertEqual(Fixture.json(exported.stdout)["overrides"] as? [String: Bool], ["checkout": true])
+        // The menu shows the plugin-kept value with its details.
+        let menu = try pincer("menu", "flags")
+        XCTAssertTrue(menu.stdout.contains("[remote (true) false]  (remote: false, override: true, effective: true (override))"), menu.stdout)
+        let set = try pincer("set", "flags.checkout", "remote")
+        XCTAssertEqual(set.stdout, "flags.checkout = [(remote) true false]  (remote: false, override: -, effective: false (remote))\n")
+        let bad = try pincer("set", "flags.limit", "many")
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertEqual(bad.stderr, "pincer: flag 'limit' is int: 'many' is not a 64-bit integer\n")
+    }
+
     func testPluginsAndCommandsAsJSON() throws {
         let plugins = try pincer("plugins", "--json")
         XCTAssertEqual(plugins.status, 0, plugins.stderr)
         let p = Fixture.json(plugins.stdout)
         let ids = (p["plugins"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
-        XCTAssertEqual(ids, ["com.example.devoptions", "dev.pincer.sysinfo"])
+        XCTAssertEqual(ids, ["com.example.devoptions", "dev.pincer.flags", "dev.pincer.servers", "dev.pincer.sysinfo"])
         XCTAssertEqual((p["failed"] as? [Any])?.count, 0)
         let first = (p["plugins"] as! [[String: Any]])[0]
-        XCTAssertEqual(first["abi"] as? String, "1.0")
+        XCTAssertEqual(first["abi"] as? String, "1.1")
         XCTAssertTrue((first["path"] as? String)?.hasSuffix("libpincer-plugin-devopts.so") == true)
 
         let commands = Fixture.json(try pincer("commands", "--json").stdout)["commands"] as! [[String: Any]]

@@ -4,7 +4,7 @@
  * Published by the built-in `flags` plugin. Look it up with
  * pincer_host_t.get_service(host, PINCER_FLAGS_SERVICE_ID) from a plugin, or
  * through the embedding API from the app; NULL means the plugin is not
- * loaded. Check header.struct_size with PINCER_HAS_SLOT before using a slot
+ * loaded. Check PINCER_HAS_SERVICE_SLOT (service.h) before using a slot
  * appended after version 1.0 of this service.
  *
  * Model (after OpenFeature's evaluation API):

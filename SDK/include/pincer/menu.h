@@ -57,8 +57,9 @@ typedef uint32_t pincer_entry_kind_t;
  * call->add_row as details beside it (for example "remote: false"). A
  * change goes to `set`, which may refuse it. Use it when the value lives
  * elsewhere (a flag's override, the current server environment). Requires
- * `read` and `set`; `changed` is not called. For TEXT entries, `choices`
- * may list suggestions the shell offers for completion. */
+ * `read` and `set`; `changed` is not called. A CHOICE entry with this
+ * flag may have no choices yet (update them with update_entry). For TEXT
+ * entries, `choices` may list suggestions the shell offers for completion. */
 #define PINCER_ENTRY_PLUGIN_VALUE 0x2u
 
 /* Called after a persisted entry changed through the host (shell, REPL or

@@ -3,7 +3,7 @@
  *
  * Published by the built-in `servers` plugin. Look it up with
  * pincer_host_t.get_service(host, PINCER_SERVERS_SERVICE_ID); NULL means
- * the plugin is not loaded. Check header.struct_size with PINCER_HAS_SLOT
+ * the plugin is not loaded. Check PINCER_HAS_SERVICE_SLOT (service.h)
  * before using a slot appended after version 1.0 of this service.
  *
  * Model (after Scyther's server configuration):

@@ -29,6 +29,11 @@ typedef struct pincer_service_header {
     void *context;          /* the publisher's pointer, passed to the table's functions */
 } pincer_service_header_t;
 
+/* PINCER_HAS_SLOT for service tables, whose size is in header.struct_size:
+ * true when `table` (a pointer to a `type`) is large enough to hold `field`. */
+#define PINCER_HAS_SERVICE_SLOT(table, type, field) \
+    ((table) != NULL && (table)->header.struct_size >= offsetof(type, field) + sizeof((table)->field))
+
 /* Longest service id the host accepts, in bytes, without the NUL. */
 #define PINCER_SERVICE_ID_MAX 128u
 

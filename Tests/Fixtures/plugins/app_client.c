@@ -1,0 +1,358 @@
+/* Fixture: "app code" written in C against SDK/ alone. It uses the flags and
+ * servers services from another plugin, listens for the environment change
+ * both through the service callback and the host event, and hammers the
+ * flag read path from several threads while another thread writes. */
+#include <pincer.h>
+#include <pincer/flags.h>
+#include <pincer/servers.h>
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const pincer_host_t *host;
+static const pincer_flags_service_t *flags;
+static const pincer_servers_service_t *servers;
+static char service_changes[512];
+static char event_changes[512];
+static pthread_mutex_t changes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void append(char *buffer, const char *text)
+{
+    size_t used = strlen(buffer);
+    if (used + strlen(text) + 2 < 512) {
+        if (used > 0)
+            strcat(buffer, ";");
+        strcat(buffer, text);
+    }
+}
+
+static void on_environment(void *context, const char *from, const char *to)
+{
+    char line[160];
+    (void)context;
+    snprintf(line, sizeof line, "%s->%s", from ? from : "(none)", to);
+    pthread_mutex_lock(&changes_lock);
+    append(service_changes, line);
+    pthread_mutex_unlock(&changes_lock);
+}
+
+static void on_event(void *context, const char *topic, const char *payload)
+{
+    (void)context; (void)topic;
+    pthread_mutex_lock(&changes_lock);
+    append(event_changes, payload ? payload : "(null)");
+    pthread_mutex_unlock(&changes_lock);
+}
+
+/* "<value>|<reason>" with the caller's defaults false, -1, -1.5 and "dflt". */
+static pincer_status_t resolve(void *context, pincer_call_t *call, const char *key, const char *type)
+{
+    void *c = flags->header.context;
+    char text[300], value[200];
+    pincer_flag_reason_t reason;
+    (void)context;
+    if (strcmp(type, "bool") == 0) {
+        bool v = true;
+        reason = flags->get_bool(c, key, false, &v);
+        snprintf(value, sizeof value, "%s", v ? "true" : "false");
+    } else if (strcmp(type, "int") == 0) {
+        int64_t v = 0;
+        reason = flags->get_int(c, key, -1, &v);
+        snprintf(value, sizeof value, "%" PRId64, v);
+    } else if (strcmp(type, "double") == 0) {
+        double v = 0;
+        reason = flags->get_double(c, key, -1.5, &v);
+        snprintf(value, sizeof value, "%g", v);
+    } else {
+        uint64_t length = 0;
+        char small[4];
+        reason = flags->get_string(c, key, "dflt", value, sizeof value, &length);
+        /* The copy-out convention: a short buffer still reports the full length. */
+        flags->get_string(c, key, "dflt", small, sizeof small, &length);
+        if (length != strlen(value)) {
+            call->fail(call, "get_string reported a different length for a short buffer");
+            return PINCER_FAILED;
+        }
+    }
+    snprintf(text, sizeof text, "%s|%s", value, pincer_flag_reason_name(reason));
+    call->return_string(call, text);
+    return PINCER_OK;
+}
+
+/* Registers a flag of `type` from text; returns the status, and the service's
+ * message on failure. */
+static pincer_status_t register_flag(void *context, pincer_call_t *call, const char *key, const char *type,
+                                     const char *remote)
+{
+    void *c = flags->header.context;
+    pincer_status_t status;
+    (void)context;
+    if (strcmp(type, "bool") == 0)
+        status = flags->register_bool(c, key, strcmp(remote, "true") == 0, "registered from C");
+    else if (strcmp(type, "int") == 0)
+        status = flags->register_int(c, key, (int64_t)strtoll(remote, NULL, 10), NULL);
+    else if (strcmp(type, "double") == 0)
+        status = flags->register_double(c, key, strtod(remote, NULL), NULL);
+    else
+        status = flags->register_string(c, key, remote, NULL);
+    call->return_string(call, status == PINCER_OK ? "ok" : flags->last_error(c));
+    return PINCER_OK;
+}
+
+static pincer_status_t override(void *context, pincer_call_t *call, const char *key, const char *value)
+{
+    void *c = flags->header.context;
+    pincer_status_t status = flags->set_override(c, key, value);
+    (void)context;
+    call->return_string(call, status == PINCER_OK ? "ok" : flags->last_error(c));
+    return PINCER_OK;
+}
+
+static pincer_status_t master(void *context, pincer_call_t *call, bool on, bool *result)
+{
+    (void)context; (void)call;
+    flags->set_overrides_enabled(flags->header.context, on);
+    *result = flags->overrides_enabled(flags->header.context);
+    return PINCER_OK;
+}
+
+/* --- the stress test: readers check every resolution is coherent while a
+ * writer flips an override on "stress" (remote false). --- */
+static volatile int stop_readers;
+
+static void *reader(void *arg)
+{
+    uint64_t *violations = arg;
+    void *c = flags->header.context;
+    while (!stop_readers) {
+        bool v = false;
+        pincer_flag_reason_t r = flags->get_bool(c, "stress", false, &v);
+        if (!((r == PINCER_FLAG_REASON_REMOTE && !v) || (r == PINCER_FLAG_REASON_OVERRIDE && v)))
+            (*violations)++;
+        r = flags->get_bool(c, "no-such-flag", true, &v);
+        if (r != PINCER_FLAG_REASON_DEFAULT || !v)
+            (*violations)++;
+    }
+    return NULL;
+}
+
+static pincer_status_t stress(void *context, pincer_call_t *call, int32_t flips, int64_t *result)
+{
+    void *c = flags->header.context;
+    pthread_t threads[4];
+    uint64_t violations[4] = { 0 };
+    int i;
+    (void)context;
+    if (flags->register_bool(c, "stress", false, "stress test") != PINCER_OK) {
+        call->fail(call, flags->last_error(c));
+        return PINCER_FAILED;
+    }
+    stop_readers = 0;
+    for (i = 0; i < 4; i++)
+        pthread_create(&threads[i], NULL, reader, &violations[i]);
+    for (i = 0; i < flips; i++) {
+        if (i % 2 == 0)
+            flags->set_override(c, "stress", "true");
+        else
+            flags->clear_override(c, "stress");
+    }
+    stop_readers = 1;
+    *result = 0;
+    for (i = 0; i < 4; i++) {
+        pthread_join(threads[i], NULL);
+        *result += (int64_t)violations[i];
+    }
+    return PINCER_OK;
+}
+
+/* --- servers --- */
+static pincer_status_t use(void *context, pincer_call_t *call, const char *id)
+{
+    void *c = servers->header.context;
+    pincer_status_t status = servers->use(c, id);
+    (void)context;
+    call->return_string(call, status == PINCER_OK ? "ok" : servers->last_error(c));
+    return PINCER_OK;
+}
+
+static pincer_status_t current(void *context, pincer_call_t *call)
+{
+    char id[80], api[200];
+    (void)context;
+    if (servers->current(servers->header.context, id, sizeof id) < 0)
+        strcpy(id, "(none)");
+    if (servers->get_variable(servers->header.context, "API_URL", api, sizeof api) < 0)
+        strcpy(api, "(unset)");
+    {
+        char text[300];
+        snprintf(text, sizeof text, "%s %s", id, api);
+        call->return_string(call, text);
+    }
+    return PINCER_OK;
+}
+
+static pincer_status_t changes(void *context, pincer_call_t *call, const char *which)
+{
+    (void)context;
+    pthread_mutex_lock(&changes_lock);
+    call->return_string(call, strcmp(which, "service") == 0 ? service_changes : event_changes);
+    pthread_mutex_unlock(&changes_lock);
+    return PINCER_OK;
+}
+
+static pincer_status_t read_old(void *context, pincer_call_t *call)
+{
+    (void)context;
+    call->return_string(call, "1.0 record");
+    return PINCER_OK;
+}
+
+static pincer_status_t set_nothing(void *context, pincer_call_t *call, const char *value)
+{
+    (void)context; (void)value;
+    call->fail(call, "refused");
+    return PINCER_FAILED;
+}
+
+static pincer_status_t bad_json(void *context, pincer_call_t *call)
+{
+    (void)context;
+    call->return_string(call, "{\"rows\": [1, 2,]}");
+    return PINCER_OK;
+}
+
+static pincer_status_t scalar(void *context, pincer_call_t *call, int32_t *result)
+{
+    (void)context; (void)call;
+    *result = 1;
+    return PINCER_OK;
+}
+
+/* The ABI 1.1 additions refuse what they must; returns "status:message" lines. */
+static pincer_status_t abi_checks(void *context, pincer_call_t *call)
+{
+    char text[2048] = "";
+    pincer_status_t status;
+    (void)context;
+#define RECORD(expr) do { \
+        status = (expr); \
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%u:%s\n", (unsigned)status, \
+                 status == PINCER_OK ? "" : host->last_error(host)); \
+    } while (0)
+    /* A plugin-valued entry in a 1.0-sized record has no `set` slot. */
+    RECORD(host->add_entry(host, &(pincer_entry_t){ .struct_size = offsetof(pincer_entry_t, set),
+                                                    .kind = PINCER_ENTRY_TOGGLE, .id = "pv-old", .title = "PV",
+                                                    .flags = PINCER_ENTRY_PLUGIN_VALUE, .read = read_old }));
+    /* Plugin values only for toggle, choice and text. */
+    RECORD(host->add_entry(host, &(pincer_entry_t){ .struct_size = sizeof(pincer_entry_t), .kind = PINCER_ENTRY_VALUE,
+                                                    .id = "pv-value", .title = "PV", .flags = PINCER_ENTRY_PLUGIN_VALUE,
+                                                    .read = read_old, .set = set_nothing }));
+    RECORD(host->update_entry(host, &(pincer_entry_t){ .struct_size = sizeof(pincer_entry_t), .kind = PINCER_ENTRY_VALUE,
+                                                       .id = "missing", .title = "M", .read = read_old }));
+    RECORD(host->update_entry(host, &(pincer_entry_t){ .struct_size = sizeof(pincer_entry_t), .kind = PINCER_ENTRY_TOGGLE,
+                                                       .id = "old", .title = "Old" }));
+    RECORD(host->update_entry(host, &(pincer_entry_t){ .struct_size = sizeof(pincer_entry_t), .kind = PINCER_ENTRY_VALUE,
+                                                       .id = "old", .title = "Renamed", .read = read_old }));
+    RECORD(host->add_command(host, &(pincer_command_t){ .struct_size = sizeof(pincer_command_t), .flags = PINCER_COMMAND_JSON_RESULT,
+                                                        .signature = "scalar() -> i32", .typed = (pincer_typed_fn_t)scalar }));
+#undef RECORD
+    call->return_string(call, text);
+    return PINCER_OK;
+}
+
+static pincer_status_t init(void *context, const pincer_host_t *h, pincer_call_t *reply)
+{
+    static const struct { const char *signature; pincer_typed_fn_t fn; } commands[] = {
+        { "resolve(key: string, type: string = \"bool\") -> string", (pincer_typed_fn_t)resolve },
+        { "register(key: string, type: string, remote: string) -> string", (pincer_typed_fn_t)register_flag },
+        { "override(key: string, value: string) -> string", (pincer_typed_fn_t)override },
+        { "master(on: bool) -> bool", (pincer_typed_fn_t)master },
+        { "stress(flips: i32) -> i64", (pincer_typed_fn_t)stress },
+        { "use(id: string) -> string", (pincer_typed_fn_t)use },
+        { "current() -> string", (pincer_typed_fn_t)current },
+        { "changes(which: string) -> string", (pincer_typed_fn_t)changes },
+        { "abi-checks() -> string", (pincer_typed_fn_t)abi_checks },
+    };
+    static const char *const production[] = { "API_URL", "https://api.example.com", "REGION", "eu" };
+    static const char *const staging[] = { "API_URL", "https://staging.example.com" };
+    pincer_status_t status;
+    size_t i;
+    (void)context;
+    /* The library stays loaded across hosts in one process: start clean. */
+    service_changes[0] = event_changes[0] = '\0';
+    host = h;
+    flags = host->get_service(host, PINCER_FLAGS_SERVICE_ID);
+    servers = host->get_service(host, PINCER_SERVERS_SERVICE_ID);
+    if (flags == NULL || servers == NULL) {
+        reply->fail(reply, "the flags and servers services must be loaded first");
+        return PINCER_NOT_FOUND;
+    }
+    if (!PINCER_HAS_SERVICE_SLOT(flags, pincer_flags_service_t, last_error)) {
+        reply->fail(reply, "flags service table too small");
+        return PINCER_UNSUPPORTED;
+    }
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        pincer_command_t command = { .struct_size = sizeof(pincer_command_t), .signature = commands[i].signature,
+                                     .typed = commands[i].fn };
+        if ((status = host->add_command(host, &command)) != PINCER_OK)
+            goto failed;
+    }
+    status = host->add_command(host, &(pincer_command_t){ .struct_size = sizeof(pincer_command_t),
+                                                          .flags = PINCER_COMMAND_JSON_RESULT, .signature = "bad-json() -> string",
+                                                          .typed = (pincer_typed_fn_t)bad_json });
+    if (status != PINCER_OK)
+        goto failed;
+    /* An entry registered with a 1.0-sized record (no `set` slot). */
+    status = host->add_entry(host, &(pincer_entry_t){ .struct_size = offsetof(pincer_entry_t, set),
+                                                       .kind = PINCER_ENTRY_VALUE, .id = "old", .title = "Old",
+                                                       .read = read_old });
+    if (status != PINCER_OK)
+        goto failed;
+
+    /* What an app does at start-up. */
+    if ((status = flags->register_bool(flags->header.context, "dark-mode", true, "Dark theme")) != PINCER_OK ||
+        (status = flags->register_int(flags->header.context, "max-items", 20, NULL)) != PINCER_OK ||
+        (status = flags->register_double(flags->header.context, "ratio", 0.5, NULL)) != PINCER_OK ||
+        (status = flags->register_string(flags->header.context, "greeting", "hello", NULL)) != PINCER_OK) {
+        reply->fail(reply, flags->last_error(flags->header.context));
+        return status;
+    }
+    if (servers->subscribe(servers->header.context, on_environment, NULL) == 0 ||
+        host->subscribe(host, PINCER_SERVERS_CHANGED_EVENT, on_event, NULL) == 0) {
+        reply->fail(reply, "subscribe failed");
+        return PINCER_FAILED;
+    }
+    if ((status = servers->register_environment(servers->header.context, "production", "Production", production, 2)) != PINCER_OK ||
+        (status = servers->register_environment(servers->header.context, "staging", "Staging", staging, 1)) != PINCER_OK) {
+        reply->fail(reply, servers->last_error(servers->header.context));
+        return status;
+    }
+    servers->set_display_variable(servers->header.context, "Build", "1.2.3 (456)");
+    return PINCER_OK;
+
+failed:
+    reply->fail(reply, host->last_error(host));
+    return status;
+}
+
+static const pincer_plugin_t plugin = {
+    .magic = PINCER_PLUGIN_MAGIC,
+    .abi_major = PINCER_ABI_MAJOR,
+    .abi_minor = PINCER_ABI_MINOR,
+    .struct_size = sizeof(pincer_plugin_t),
+    .id = "test.app",
+    .short_name = "app",
+    .name = "App client fixture",
+    .version = "1.0.0",
+    .init = init,
+};
+
+PINCER_EXTERN_C PINCER_EXPORT const pincer_plugin_t *pincer_plugin_entry(uint32_t host_abi_major,
+                                                                         uint32_t host_abi_minor)
+{
+    (void)host_abi_major; (void)host_abi_minor;
+    return &plugin;
+}
