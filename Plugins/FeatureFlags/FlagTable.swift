@@ -115,13 +115,17 @@ final class FlagTable: @unchecked Sendable {
 final class SnapshotPublisher: @unchecked Sendable {
     private let generation = Atomic<UInt64>(0)
     private let latest: Mutex<FlagTable>
-    private var key = pthread_key_t()
-
-    init() {
-        latest = Mutex(FlagTable(generation: 0, flags: []))
+    /// A `let`, so reads need no exclusivity check.
+    private let key: pthread_key_t = {
+        var key = pthread_key_t()
         pthread_key_create(&key) { raw in
             if let raw { Unmanaged<FlagTable>.fromOpaque(raw).release() }
         }
+        return key
+    }()
+
+    init() {
+        latest = Mutex(FlagTable(generation: 0, flags: []))
     }
 
     /// Makes `flags` the current state for every reader.

@@ -52,6 +52,23 @@ double bench_loop_plain(uint64_t iterations, int64_t a, double b) {
     return total;
 }
 
+static volatile uint64_t flags_sink;
+
+uint64_t bench_flags_lookup_loop(const pincer_flags_service_t *service, const char *const *keys,
+                                 uint32_t key_count, uint64_t lookups) {
+    void *context = service->header.context;
+    uint64_t total = 0;
+    uint32_t k = 0;
+    for (uint64_t i = 0; i < lookups; i++) {
+        bool value = false;
+        pincer_flag_reason_t reason = service->get_bool(context, keys[k], false, &value);
+        total += ((uint64_t)reason << 1) | (value ? 1u : 0u);
+        if (++k == key_count) k = 0;
+    }
+    flags_sink = total;
+    return total;
+}
+
 /* ---- the in-process plugin ---- */
 
 static pincer_status_t bench_init(void *context, const pincer_host_t *host, pincer_call_t *reply) {

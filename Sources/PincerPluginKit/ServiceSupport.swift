@@ -6,12 +6,14 @@ import Glibc
 /// that thread's next call into the service (the errno / sqlite3_errmsg
 /// pattern, so concurrent callers never see each other's errors).
 public final class ThreadErrorMessage: @unchecked Sendable {
-    private var key = pthread_key_t()
+    private let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { free($0) }
+        return key
+    }()
     private static let empty: StaticString = ""
 
-    public init() {
-        pthread_key_create(&key) { free($0) }
-    }
+    public init() {}
 
     /// Records `message` for the calling thread.
     public func set(_ message: String) {

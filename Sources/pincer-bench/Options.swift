@@ -2,19 +2,23 @@
 
 /// What to measure and how to print it.
 struct BenchOptions: Sendable {
-    enum Part: String, Sendable { case dispatch, startup }
+    enum Part: String, Sendable { case dispatch, startup, flags }
 
     var json = false
     var runs = 30
     var calls = 5_000_000
+    var threads = 4
+    var lookups = 6_000_000
     var only: Part?
     var help = false
 
     var runsDispatch: Bool { only == nil || only == .dispatch }
     var runsStartup: Bool { only == nil || only == .startup }
+    var runsFlags: Bool { only == nil || only == .flags }
 
     static let usage = """
-        usage: pincer-bench [--json] [--runs N] [--calls N] [--only dispatch|startup]
+        usage: pincer-bench [--json] [--runs N] [--calls N] [--threads N] [--lookups N]
+                            [--only dispatch|startup|flags]
 
         Measures the Pincer host against baselines taken in the same run and
         prints the figures as ratios:
@@ -27,19 +31,28 @@ struct BenchOptions: Sendable {
                     beside the executable) against `bench-hello`, a Swift
                     program that imports Foundation and prints a JSON object.
                     target: median pincer / median bench-hello <= 2.0
+          flags     bool flag lookups (get_bool, 64 keys) from several threads
+                    through the flags plugin's "pincer.flags/1" service, called
+                    from C, against a Swift [String: Bool] lookup of the same
+                    keys from as many threads.
+                    target: flag lookups/s >= 0.25 x dictionary lookups/s
 
         Options:
           --json          print one JSON object with every figure instead of text
           --runs N        process launches of each program for startup (default 30)
           --calls N       calls per timed round for dispatch (default 5000000)
-          --only PART     run only `dispatch` or only `startup`
+          --threads N     threads doing lookups at once for flags (default 4)
+          --lookups N     lookups per thread per timed round for flags
+                          (default 6000000)
+          --only PART     run only `dispatch`, `startup` or `flags`
           --help          show this help
 
         Exit status: 0 every target met, 1 a target missed (or a measurement
         failed), 2 usage error.
 
         Build and run in release mode; the startup part needs the sibling
-        executables `pincer` and `bench-hello` and the built-in plugins:
+        executables `pincer` and `bench-hello` and the built-in plugins, the
+        flags part the library libpincer-plugin-flags.so beside pincer-bench:
           swift build -c release && .build/release/pincer-bench
 
         """
@@ -79,10 +92,14 @@ struct BenchOptions: Sendable {
                 options.runs = try count(try value(for: flag, inline: inline), flag: flag)
             case "--calls":
                 options.calls = try count(try value(for: flag, inline: inline), flag: flag)
+            case "--threads":
+                options.threads = try count(try value(for: flag, inline: inline), flag: flag)
+            case "--lookups":
+                options.lookups = try count(try value(for: flag, inline: inline), flag: flag)
             case "--only":
                 let part = try value(for: flag, inline: inline)
                 guard let p = Part(rawValue: part) else {
-                    throw UsageError(message: "--only expects 'dispatch' or 'startup', got '\(part)'")
+                    throw UsageError(message: "--only expects 'dispatch', 'startup' or 'flags', got '\(part)'")
                 }
                 options.only = p
             default:

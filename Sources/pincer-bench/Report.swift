@@ -16,10 +16,13 @@ struct Report: Sendable {
     var dispatchError: String?
     var startup: StartupFigures?
     var startupError: String?
+    var flags: FlagsFigures?
+    var flagsError: String?
 
     /// Every part that ran met its target, and none failed to measure.
     var passed: Bool {
-        dispatchError == nil && startupError == nil && (dispatch?.passed ?? true) && (startup?.passed ?? true)
+        dispatchError == nil && startupError == nil && flagsError == nil
+            && (dispatch?.passed ?? true) && (startup?.passed ?? true) && (flags?.passed ?? true)
     }
 
     static func verdict(_ pass: Bool) -> String { pass ? "PASS" : "FAIL" }
@@ -63,6 +66,26 @@ struct Report: Sendable {
         } else if let e = startupError {
             lines.append("")
             lines.append(row("startup", "error: \(e)", "", "FAIL"))
+        }
+        if let f = flags {
+            lines.append("")
+            func lookups(_ rate: Double) -> String { Format.rate(rate, unit: "lookups") }
+            let threads = "\(f.threads) thread\(f.threads == 1 ? "" : "s")"
+            lines.append(row("flags", "get_bool via pincer.flags/1, \(threads)", lookups(f.flagsRate)))
+            lines.append(row("", "[String: Bool] lookup (baseline)", lookups(f.dictionaryRate)))
+            lines.append(row("", "ratio flags/dictionary", Format.ratio(f.ratio),
+                             "target: >= \(Format.fixed(FlagsFigures.targetRatio, 2))x  \(Report.verdict(f.passed))"))
+            lines.append(row("", "info: get_bool, 1 thread", lookups(f.singleFlagsRate),
+                             "(\(Format.fixed(f.singleFlagsNanosecondsPerLookup, 1)) ns/lookup)"))
+            lines.append(row("", "info: [String: Bool], 1 thread", lookups(f.singleDictionaryRate),
+                             "(\(Format.fixed(f.singleDictionaryNanosecondsPerLookup, 1)) ns/lookup)"))
+            lines.append(row("", "info: ratio flags/dictionary, 1 thread", Format.ratio(f.singleRatio)))
+            lines.append("          best of \(f.rounds) rounds: \(threads) x \(f.lookupsPerThread) lookups (and 1 thread alone) on \(f.processors) CPU\(f.processors == 1 ? "" : "s");")
+            let long = FlagsBench.longKeyBytes
+            lines.append("          \(f.keyCount) bool flags cycled in order (\(f.longKeyCount) of them with \(long.lowerBound)-\(long.upperBound) byte keys), \(f.overrideCount) overridden")
+        } else if let e = flagsError {
+            lines.append("")
+            lines.append(row("flags", "error: \(e)", "", "FAIL"))
         }
         lines.append("")
         lines.append("result    \(passed ? "all targets met" : "target missed")")
@@ -116,6 +139,29 @@ struct Report: Sendable {
             ])))
         } else if let e = startupError {
             members.append(("startup", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let f = flags {
+            members.append(("flags", .object([
+                ("threads", .int(Int64(f.threads))),
+                ("lookups_per_thread", .int(Int64(f.lookupsPerThread))),
+                ("rounds", .int(Int64(f.rounds))),
+                ("keys", .int(Int64(f.keyCount))),
+                ("long_keys", .int(Int64(f.longKeyCount))),
+                ("overridden", .int(Int64(f.overrideCount))),
+                ("processors", .int(Int64(f.processors))),
+                ("flag_lookups_per_second", .rounded(f.flagsRate, 0)),
+                ("dictionary_lookups_per_second", .rounded(f.dictionaryRate, 0)),
+                ("ratio_flags_over_dictionary", .rounded(f.ratio, 3)),
+                ("single_thread_flag_lookups_per_second", .rounded(f.singleFlagsRate, 0)),
+                ("single_thread_flag_ns_per_lookup", .rounded(f.singleFlagsNanosecondsPerLookup, 3)),
+                ("single_thread_dictionary_lookups_per_second", .rounded(f.singleDictionaryRate, 0)),
+                ("single_thread_dictionary_ns_per_lookup", .rounded(f.singleDictionaryNanosecondsPerLookup, 3)),
+                ("single_thread_ratio_flags_over_dictionary", .rounded(f.singleRatio, 3)),
+                ("target_ratio", .double(FlagsFigures.targetRatio)),
+                ("pass", .bool(f.passed)),
+            ])))
+        } else if let e = flagsError {
+            members.append(("flags", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         members.append(("pass", .bool(passed)))
         return JSON.object(members).serialized(pretty: true) + "\n"

@@ -92,8 +92,8 @@ enum Format {
         return fixed(value, 2)
     }
 
-    /// Calls per second in millions: "12.3 M calls/s".
-    static func rate(_ perSecond: Double) -> String { "\(short(perSecond / 1e6)) M calls/s" }
+    /// Calls (or other units) per second in millions: "12.3 M calls/s".
+    static func rate(_ perSecond: Double, unit: String = "calls") -> String { "\(short(perSecond / 1e6)) M \(unit)/s" }
 
     static func milliseconds(_ ns: Double) -> String { "\(fixed(ns / 1e6, 2)) ms" }
 

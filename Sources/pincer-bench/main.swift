@@ -51,5 +51,13 @@ if options.runsStartup {
         printError("pincer-bench: startup: \(error.message)")
     }
 }
+if options.runsFlags {
+    do {
+        report.flags = try FlagsBench.run(threads: options.threads, lookups: options.lookups)
+    } catch {
+        report.flagsError = error.message
+        printError("pincer-bench: flags: \(error.message)")
+    }
+}
 printOut(options.json ? report.json() : report.text())
 exit(report.passed ? 0 : 1)

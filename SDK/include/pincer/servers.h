@@ -87,8 +87,9 @@ typedef struct pincer_servers_service {
      * Returns a non-zero token. [any-thread] */
     uint64_t (*subscribe)(void *context, pincer_environment_changed_fn_t fn, void *fn_context);
 
-    /* Removes a subscription; after it returns `fn` is not called again.
-     * Unknown tokens are ignored. [any-thread] */
+    /* Removes a subscription: once it returns, no new call of `fn` starts
+     * (a call already running on another thread may still finish). Unknown
+     * tokens are ignored. [any-thread] */
     void (*unsubscribe)(void *context, uint64_t token);
 
     /* Sets (or with value NULL removes) a display variable. [any-thread] */

@@ -6,6 +6,9 @@
  * time the direct-call baselines. The loops live in C so that the calls go
  * through a function pointer read from a volatile variable and the results
  * land in a volatile sink: the compiler can neither inline nor drop them.
+ *
+ * Also the flag lookup loop of the flags benchmark: app code in C calling
+ * the "pincer.flags/1" service, as flags.h intends.
  */
 #ifndef BENCH_KERNELS_H
 #define BENCH_KERNELS_H
@@ -14,6 +17,7 @@
  * module, and a C target's header search paths do not reach its importers.
  * The file is the one module CPincerSDK covers, so the types are shared. */
 #include "../../../SDK/include/pincer.h"
+#include "../../../SDK/include/pincer/flags.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +46,14 @@ double bench_loop_typed(uint64_t iterations, int64_t a, double b);
 
 /* The same loop calling bench_add_direct(a, b) (informational). */
 double bench_loop_plain(uint64_t iterations, int64_t a, double b);
+
+/* Calls service->get_bool(context, key, false, &value) `lookups` times,
+ * cycling through keys[0 ..< key_count] in order, and returns the sum over
+ * all lookups of (reason << 1) | value (also stored in a volatile sink), so
+ * the caller can check every value and reason. The function pointer is read
+ * from the table on each call, as app code would. */
+uint64_t bench_flags_lookup_loop(const pincer_flags_service_t *service, const char *const *keys,
+                                 uint32_t key_count, uint64_t lookups);
 
 #ifdef __cplusplus
 }
