@@ -199,15 +199,7 @@ final class FlagStore: @unchecked Sendable {
     /// The stored state; an unreadable document is kept aside under another
     /// key (so nothing is lost) and the plugin starts empty.
     private func load() -> State {
-        guard let text = host.setting(FlagStore.settingsKey) else { return State() }
-        switch FlagStore.decode(text) {
-        case .success(let s): return s
-        case .failure(let why):
-            host.log(.error, "stored flags are unreadable (\(why)); kept them under the key 'state.unreadable' and started empty")
-            try? host.setSetting("state.unreadable", text)
-            try? host.setSetting(FlagStore.settingsKey, nil)
-            return State()
-        }
+        host.storedDocument(FlagStore.settingsKey, what: "flags", decode: FlagStore.decode) ?? State()
     }
 
     static func decode(_ text: String) -> Result<State, FlagError> {

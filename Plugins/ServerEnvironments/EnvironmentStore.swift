@@ -205,15 +205,7 @@ final class EnvironmentStore: @unchecked Sendable {
     }
 
     private func load() -> State {
-        guard let text = host.setting(EnvironmentStore.settingsKey) else { return State() }
-        switch EnvironmentStore.decode(text) {
-        case .success(let s): return s
-        case .failure(let why):
-            host.log(.error, "stored server environments are unreadable (\(why)); kept them under 'state.unreadable' and started empty")
-            try? host.setSetting("state.unreadable", text)
-            try? host.setSetting(EnvironmentStore.settingsKey, nil)
-            return State()
-        }
+        host.storedDocument(EnvironmentStore.settingsKey, what: "server environments", decode: EnvironmentStore.decode) ?? State()
     }
 
     static func decode(_ text: String) -> Result<State, ServersError> {

@@ -68,6 +68,21 @@ public final class PluginHost: @unchecked Sendable {
         try check(status)
     }
 
+    /// A document the plugin keeps under one setting: nil when there is
+    /// none. One that `decode` rejects is moved aside to "<key>.unreadable"
+    /// (so nothing is lost), logged with `what` and the reason, and reads as nil.
+    public func storedDocument<T, E: Error>(_ key: String, what: String, decode: (String) -> Result<T, E>) -> T? {
+        guard let text = setting(key) else { return nil }
+        switch decode(text) {
+        case .success(let value): return value
+        case .failure(let why):
+            log(.error, "stored \(what) are unreadable (\(why)); kept them under the key '\(key).unreadable' and started empty")
+            try? setSetting("\(key).unreadable", text)
+            try? setSetting(key, nil)
+            return nil
+        }
+    }
+
     // MARK: events and services
 
     public func emit(_ topic: String, payload: String? = nil) {

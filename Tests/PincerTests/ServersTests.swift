@@ -7,11 +7,13 @@ final class ServersTests: XCTestCase {
     func testSwitchingNotifiesTheCSubscriberAndTheEvent() throws {
         let app = AppHost()
         XCTAssertEqual(try app.text("app.current"), "production https://api.example.com")
+        XCTAssertEqual(try app.text("app.all-vars"), "2:API_URL=https://api.example.com,REGION=eu")
         // The first registration made production current.
         XCTAssertEqual(try app.text("app.changes", "service"), "(none)->production")
 
         XCTAssertEqual(try app.text("app.use", "staging"), "ok")
         XCTAssertEqual(try app.text("app.current"), "staging https://staging.example.com")
+        XCTAssertEqual(try app.text("app.all-vars"), "1:API_URL=https://staging.example.com")
         XCTAssertEqual(try app.text("app.changes", "service"), "(none)->production;production->staging")
         XCTAssertEqual(try app.text("app.changes", "event"),
                        #"{"from":null,"to":"production"};{"from":"production","to":"staging"}"#)

@@ -194,6 +194,24 @@ static pincer_status_t current(void *context, pincer_call_t *call)
     return PINCER_OK;
 }
 
+static void collect_variable(void *context, const char *name, const char *value)
+{
+    char *text = context;
+    size_t used = strlen(text);
+    snprintf(text + used, 512 - used, "%s%s=%s", used ? "," : "", name, value);
+}
+
+/* "<count>:<NAME=value,...>" through each_variable. */
+static pincer_status_t all_vars(void *context, pincer_call_t *call)
+{
+    char text[512] = "", line[600];
+    uint32_t count = servers->each_variable(servers->header.context, collect_variable, text);
+    (void)context;
+    snprintf(line, sizeof line, "%u:%s", (unsigned)count, text);
+    call->return_string(call, line);
+    return PINCER_OK;
+}
+
 static pincer_status_t changes(void *context, pincer_call_t *call, const char *which)
 {
     (void)context;
@@ -275,6 +293,7 @@ static pincer_status_t init(void *context, const pincer_host_t *h, pincer_call_t
         { "current() -> string", (pincer_typed_fn_t)current },
         { "changes(which: string) -> string", (pincer_typed_fn_t)changes },
         { "abi-checks() -> string", (pincer_typed_fn_t)abi_checks },
+        { "all-vars() -> string", (pincer_typed_fn_t)all_vars },
     };
     static const char *const production[] = { "API_URL", "https://api.example.com", "REGION", "eu" };
     static const char *const staging[] = { "API_URL", "https://staging.example.com" };
