@@ -23,6 +23,9 @@ let package = Package(
         .library(name: "pincer-plugin-sysinfo", type: .dynamic, targets: ["SystemInfo"]),
         .library(name: "pincer-plugin-flags", type: .dynamic, targets: ["FeatureFlags"]),
         .library(name: "pincer-plugin-servers", type: .dynamic, targets: ["ServerEnvironments"]),
+        .library(name: "pincer-plugin-net", type: .dynamic, targets: ["NetworkLogger"]),
+        // What an app links to capture its URLSession traffic into the network logger.
+        .library(name: "PincerNetworkCapture", targets: ["PincerNetworkCapture"]),
     ],
     targets: [
         // The public C contract.
@@ -31,6 +34,7 @@ let package = Package(
         .systemLibrary(name: "CFFI", path: "Sources/CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEdit", path: "Sources/CEdit", providers: [.apt(["libedit-dev"])]),
+        .systemLibrary(name: "CUnistring", path: "Sources/CUnistring", providers: [.apt(["libunistring-dev"])]),
 
         // JSON reading and writing without Foundation, shared by host and plugins.
         .target(name: "PincerJSON"),
@@ -48,6 +52,12 @@ let package = Package(
                 linkerSettings: exportOnlyEntry),
         .target(name: "ServerEnvironments", dependencies: ["PincerPluginKit"], path: "Plugins/ServerEnvironments",
                 linkerSettings: exportOnlyEntry),
+        // The network log itself (store, redaction, HAR, cURL, filters, stats), a
+        // library so tests and the benchmark reach it directly; the plugin is glue.
+        .target(name: "NetworkLog", dependencies: ["PincerJSON", "CUnistring"], path: "Plugins/NetworkLogger/Core"),
+        .target(name: "NetworkLogger", dependencies: ["PincerPluginKit", "NetworkLog"], path: "Plugins/NetworkLogger/Plugin",
+                linkerSettings: exportOnlyEntry),
+        .target(name: "PincerNetworkCapture", dependencies: ["CPincerSDK"]),
 
         // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
         .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels"],
@@ -56,7 +66,7 @@ let package = Package(
                 cSettings: [.headerSearchPath("../../SDK/include")]),
         .executableTarget(name: "bench-hello"),
 
-        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON"]),
+        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,6 +12,7 @@
  * Service tables of the built-in plugins (include them as needed):
  *   pincer/flags.h    feature flags, "pincer.flags/1"
  *   pincer/servers.h  server environments, "pincer.servers/1"
+ *   pincer/network.h  network log recording, "pincer.network/1"
  */
 #ifndef PINCER_H
 #define PINCER_H
