@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "PincerNetworkCapture", dependencies: ["CPincerSDK"]),
 
         // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
-        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels"],
+        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture"],
                          swiftSettings: [.unsafeFlags(["-Xcc", "-I\(root)/SDK/include"])]),
         .target(name: "BenchKernels", dependencies: ["CPincerSDK"],
                 cSettings: [.headerSearchPath("../../SDK/include")]),

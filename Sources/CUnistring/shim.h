@@ -1,6 +1,8 @@
+/* <stdlib.h> first: libunistring's <unistring/stdint.h> #defines int32_t,
+ * and a <stdlib.h> parsed after that clashes with Glibc's module. */
+#include <stdlib.h>
 #include <unistr.h>
 #include <uninorm.h>
-#include <stdlib.h>
 
 /* NFKC of `length` UTF-8 bytes; returns a malloc'ed buffer (free it) and its
  * length in *result_length, or NULL when the input is not valid UTF-8. */

@@ -51,9 +51,10 @@ public final class Command: @unchecked Sendable {
 
     /// Calls the command with arguments already converted to the signature's
     /// types, one per parameter (defaults filled in).
-    public func invoke(_ arguments: [Value]) throws(CommandFailure) -> Value {
+    /// `output` receives what the command shows while it runs (pincer_call_t.output).
+    public func invoke(_ arguments: [Value], output: (@Sendable (String) -> Void)? = nil) throws(CommandFailure) -> Value {
         let call = try PreparedCall(command: self, arguments: arguments)
-        return try call.invoke()
+        return try call.invoke(output: output)
     }
 
     /// The result as JSON: parsed when the command returns a JSON document,
@@ -181,8 +182,9 @@ public final class PreparedCall {
     }
 
     /// Makes the call. Serialised with the plugin's other callbacks.
-    public func invoke() throws(CommandFailure) -> Value {
+    public func invoke(output: (@Sendable (String) -> Void)? = nil) throws(CommandFailure) -> Value {
         reply.reset()
+        reply.output = output
         result.pointee = pincer_value_t()
         result.pointee.type = resultType.tag
         var status: UInt32 = 0

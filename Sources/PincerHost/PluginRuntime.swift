@@ -44,6 +44,8 @@ final class PluginRuntime: @unchecked Sendable {
         table.initialize(to: PluginRuntime.makeTable())
         // Retained for the life of the process, like the library itself.
         table.pointee.host_data = Unmanaged.passRetained(self).toOpaque()
+        // Lives as long as the table (never freed, like the library).
+        table.pointee.state_directory = UnsafePointer(strdup(host.options.stateDirectory))
     }
 
     static func from(_ table: UnsafePointer<pincer_host_t>?) -> PluginRuntime? {

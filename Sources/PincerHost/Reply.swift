@@ -7,6 +7,8 @@ final class Reply {
     var failure: String?
     var text: String?
     var rows: [MenuRow] = []
+    /// Where live output goes (pincer_call_t.output); nil drops it.
+    var output: (@Sendable (String) -> Void)?
 
     func reset() {
         failure = nil
@@ -32,6 +34,10 @@ final class Reply {
             guard let reply = Reply.from(call) else { return }
             reply.rows.append(MenuRow(title: title.map { String(cString: $0) } ?? "",
                                       value: value.map { String(cString: $0) }))
+        }
+        call.output = { call, text in
+            guard let reply = Reply.from(call), let text else { return }
+            reply.output?(String(cString: text))
         }
         return call
     }

@@ -29,6 +29,12 @@ public final class PluginHost: @unchecked Sendable {
         return Int(table.pointee.struct_size) >= offset + MemoryLayout<T>.size
     }
 
+    /// The host's state directory (ABI 1.1), where a plugin may keep its own files.
+    public var stateDirectory: String? {
+        guard hasSlot(\.state_directory), let p = table.pointee.state_directory else { return nil }
+        return String(cString: p)
+    }
+
     private func check(_ status: pincer_status_t) throws {
         guard status == PINCER_OK else {
             throw CommandError(table.pointee.last_error(table).map { String(cString: $0) } ?? "host call failed", status: status)
@@ -326,7 +332,7 @@ public final class PluginHost: @unchecked Sendable {
             let box = Unmanaged<CommandBox>.fromOpaque(context).takeUnretainedValue()
             var status = PINCER_OK
             let reported = PluginHost.report(call) {
-                status = try box.handler(Arguments(base: args, count: Int(count))).store(into: result, call: call)
+                status = try box.handler(Arguments(base: args, count: Int(count), call: call)).store(into: result, call: call)
             }
             return reported == PINCER_OK ? status : reported
         }

@@ -34,6 +34,15 @@ public enum CommandValue: Sendable {
 public struct Arguments {
     let base: UnsafePointer<pincer_value_t>?
     public let count: Int
+    let call: UnsafeMutablePointer<pincer_call_t>?
+
+    /// Shows text to the user while the command runs (pincer_call_t.output,
+    /// ABI 1.1); dropped by hosts without the slot.
+    public func output(_ text: String) {
+        guard let call, Int(call.pointee.struct_size) >= MemoryLayout<pincer_call_t>.offset(of: \.output)! + 8,
+              let output = call.pointee.output else { return }
+        text.withCString { output(call, $0) }
+    }
 
     public subscript(index: Int) -> Argument {
         precondition(index >= 0 && index < count, "argument \(index) out of range 0..<\(count)")

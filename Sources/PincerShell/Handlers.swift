@@ -244,7 +244,8 @@ extension Shell {
         }
         let result: Value
         do {
-            result = try command.invoke(values)
+            let live = LiveOutput(console: console)
+            result = try command.invoke(values, output: { live.console.out($0) })
         } catch {
             if options.json {
                 emit(.object([("command", .string(name)), ("ok", .bool(false)), ("status", .string(Status.name(error.status))),
@@ -392,4 +393,10 @@ extension Signature {
         if case .string(let s) = v { return JSON.quote(s) }
         return v.description
     }
+}
+
+/// The console, handed to a command's live output; that output arrives on
+/// the thread running the command, which is the shell's own.
+struct LiveOutput: @unchecked Sendable {
+    let console: Console
 }

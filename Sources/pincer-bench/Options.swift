@@ -2,23 +2,25 @@
 
 /// What to measure and how to print it.
 struct BenchOptions: Sendable {
-    enum Part: String, Sendable { case dispatch, startup, flags }
+    enum Part: String, Sendable { case dispatch, startup, flags, net }
 
     var json = false
     var runs = 30
     var calls = 5_000_000
     var threads = 4
     var lookups = 6_000_000
+    var requests = 2_000
     var only: Part?
     var help = false
 
     var runsDispatch: Bool { only == nil || only == .dispatch }
     var runsStartup: Bool { only == nil || only == .startup }
     var runsFlags: Bool { only == nil || only == .flags }
+    var runsNet: Bool { only == nil || only == .net }
 
     static let usage = """
         usage: pincer-bench [--json] [--runs N] [--calls N] [--threads N] [--lookups N]
-                            [--only dispatch|startup|flags]
+                            [--requests N] [--only dispatch|startup|flags|net]
 
         Measures the Pincer host against baselines taken in the same run and
         prints the figures as ratios:
@@ -36,6 +38,16 @@ struct BenchOptions: Sendable {
                     from C, against a Swift [String: Bool] lookup of the same
                     keys from as many threads.
                     target: flag lookups/s >= 0.25 x dictionary lookups/s
+          net       sequential small GETs to a loopback HTTP/1.1 server with a
+                    URLSession that logs through the net plugin's
+                    "pincer.network/1" service, against the same requests
+                    with the default configuration.
+                    target: capture time / plain time <= 1.2
+                    HAR export (streamed to a file) and import of 10,000
+                    realistic entries.  target: each < 0.5 s
+                    info: begin+complete of 100,000 exchanges into a store
+                    full at its bound (each evicts the oldest), against the
+                    same appends into an empty store below its bound
 
         Options:
           --json          print one JSON object with every figure instead of text
@@ -44,7 +56,9 @@ struct BenchOptions: Sendable {
           --threads N     threads doing lookups at once for flags (default 4)
           --lookups N     lookups per thread per timed round for flags
                           (default 6000000)
-          --only PART     run only `dispatch`, `startup` or `flags`
+          --requests N    sequential requests per timed round for net
+                          (default 2000)
+          --only PART     run only `dispatch`, `startup`, `flags` or `net`
           --help          show this help
 
         Exit status: 0 every target met, 1 a target missed (or a measurement
@@ -52,7 +66,8 @@ struct BenchOptions: Sendable {
 
         Build and run in release mode; the startup part needs the sibling
         executables `pincer` and `bench-hello` and the built-in plugins, the
-        flags part the library libpincer-plugin-flags.so beside pincer-bench:
+        flags part the library libpincer-plugin-flags.so beside pincer-bench,
+        the net part libpincer-plugin-net.so:
           swift build -c release && .build/release/pincer-bench
 
         """
@@ -96,10 +111,12 @@ struct BenchOptions: Sendable {
                 options.threads = try count(try value(for: flag, inline: inline), flag: flag)
             case "--lookups":
                 options.lookups = try count(try value(for: flag, inline: inline), flag: flag)
+            case "--requests":
+                options.requests = try count(try value(for: flag, inline: inline), flag: flag)
             case "--only":
                 let part = try value(for: flag, inline: inline)
                 guard let p = Part(rawValue: part) else {
-                    throw UsageError(message: "--only expects 'dispatch', 'startup' or 'flags', got '\(part)'")
+                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags' or 'net', got '\(part)'")
                 }
                 options.only = p
             default:

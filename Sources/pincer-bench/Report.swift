@@ -18,11 +18,12 @@ struct Report: Sendable {
     var startupError: String?
     var flags: FlagsFigures?
     var flagsError: String?
+    var net: NetFigures?
 
     /// Every part that ran met its target, and none failed to measure.
     var passed: Bool {
         dispatchError == nil && startupError == nil && flagsError == nil
-            && (dispatch?.passed ?? true) && (startup?.passed ?? true) && (flags?.passed ?? true)
+            && (dispatch?.passed ?? true) && (startup?.passed ?? true) && (flags?.passed ?? true) && (net?.passed ?? true)
     }
 
     static func verdict(_ pass: Bool) -> String { pass ? "PASS" : "FAIL" }
@@ -86,6 +87,10 @@ struct Report: Sendable {
         } else if let e = flagsError {
             lines.append("")
             lines.append(row("flags", "error: \(e)", "", "FAIL"))
+        }
+        if let n = net {
+            lines.append("")
+            lines += netText(n, row: row)
         }
         lines.append("")
         lines.append("result    \(passed ? "all targets met" : "target missed")")
@@ -163,7 +168,116 @@ struct Report: Sendable {
         } else if let e = flagsError {
             members.append(("flags", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
+        if let n = net { members.append(("net", netJSON(n))) }
         members.append(("pass", .bool(passed)))
         return JSON.object(members).serialized(pretty: true) + "\n"
+    }
+}
+
+extension Report {
+    func netText(_ n: NetFigures, row: (String, String, String, String) -> String) -> [String] {
+        var lines: [String] = []
+        var part = "net"
+        func add(_ label: String, _ value: String, _ note: String = "") {
+            lines.append(row(part, label, value, note))
+            part = ""
+        }
+        func requests(_ rate: Double) -> String { "\(Format.short(rate)) requests/s" }
+        func appends(_ rate: Double) -> String { "\(Format.short(rate / 1000)) k appends/s" }
+        func seconds(_ s: Double) -> String { "\(Format.fixed(s * 1000, 1)) ms" }
+        if let c = n.capture {
+            add("GET with capture (pincer.network/1)", requests(c.captureRate), "(\(Format.fixed(c.captureMilliseconds, 3)) ms/request)")
+            add("GET, default configuration (baseline)", requests(c.baselineRate), "(\(Format.fixed(c.baselineMilliseconds, 3)) ms/request)")
+            add("ratio capture/baseline (time)", Format.ratio(c.ratio),
+                "target: <= \(Format.fixed(CaptureFigures.targetRatio, 1))x  \(Report.verdict(c.passed))")
+            lines.append("          best of \(c.rounds) rounds: \(c.requests) sequential GETs each to a keep-alive loopback server")
+            lines.append("          (\(c.serverRequests) answered on \(c.serverConnections) connection\(c.serverConnections == 1 ? "" : "s")); the log held the last \(c.loggedEntries) (bound \(c.entryLimit)), checked")
+        }
+        if let h = n.har {
+            if !lines.isEmpty { lines.append("") }
+            let target = "target: < \(Format.fixed(HARFigures.targetSeconds * 1000, 0)) ms"
+            add("HAR export, \(h.entries) entries, to a file", seconds(h.exportSeconds),
+                "\(target)  \(Report.verdict(h.exportSeconds < HARFigures.targetSeconds))")
+            add("HAR import of that file (read+parse)", seconds(h.importSeconds),
+                "\(target)  \(Report.verdict(h.importSeconds < HARFigures.targetSeconds && h.importedEntries == h.entries))")
+            add("info: HAR file size", "\(Format.fixed(Double(h.fileBytes) / 1_048_576, 2)) MiB",
+                "(\(Format.fixed(Double(h.fileBytes) / Double(max(h.entries, 1)), 0)) bytes/entry)")
+            add("info: store.add of the entries (redact)", seconds(Double(h.addNanoseconds) / 1e9))
+            lines.append("          best of \(h.rounds) rounds; \(h.failedEntries) failed and \(h.binaryEntries) binary entries; import gave back \(h.importedEntries), checked")
+        }
+        if let a = n.append {
+            if !lines.isEmpty { lines.append("") }
+            add("info: append, full at bound \(a.bound)", appends(a.atBoundRate),
+                "(\(Format.fixed(1e9 / a.atBoundRate / 1000, 2)) us/append, each evicts)")
+            add("info: append, empty, bound \(a.largeBound)", appends(a.belowBoundRate),
+                "(\(Format.fixed(1e9 / a.belowBoundRate / 1000, 2)) us/append, no eviction)")
+            add("info: ratio at bound/below bound (time)", Format.ratio(a.ratio), "(about 1x: eviction is O(1))")
+            add("info: append, full at bound \(a.largeBound)", appends(a.largeAtBoundRate),
+                "(\(Format.fixed(1e9 / a.largeAtBoundRate / 1000, 2)) us/append, \(Format.ratio(a.largeRatio)) below bound)")
+            lines.append("          best of \(a.rounds) rounds: \(a.appends) begin+complete of a small GET exchange each, ids and count checked")
+        }
+        for (what, message) in n.errors {
+            if !lines.isEmpty { lines.append("") }
+            add("error: \(what): \(message)", "", "FAIL")
+        }
+        return lines
+    }
+
+    func netJSON(_ n: NetFigures) -> JSON {
+        var members: [(String, JSON)] = []
+        if let c = n.capture {
+            members.append(("capture", .object([
+                ("requests", .int(Int64(c.requests))),
+                ("rounds", .int(Int64(c.rounds))),
+                ("capture_requests_per_second", .rounded(c.captureRate, 1)),
+                ("capture_ms_per_request", .rounded(c.captureMilliseconds, 4)),
+                ("baseline_requests_per_second", .rounded(c.baselineRate, 1)),
+                ("baseline_ms_per_request", .rounded(c.baselineMilliseconds, 4)),
+                ("ratio_capture_over_baseline", .rounded(c.ratio, 3)),
+                ("logged_entries", .int(Int64(c.loggedEntries))),
+                ("entry_limit", .int(Int64(c.entryLimit))),
+                ("server_requests", .int(Int64(c.serverRequests))),
+                ("server_connections", .int(Int64(c.serverConnections))),
+                ("target_ratio", .double(CaptureFigures.targetRatio)),
+                ("pass", .bool(c.passed)),
+            ])))
+        } else if let e = n.captureError {
+            members.append(("capture", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let h = n.har {
+            members.append(("har", .object([
+                ("entries", .int(Int64(h.entries))),
+                ("rounds", .int(Int64(h.rounds))),
+                ("file_bytes", .int(Int64(h.fileBytes))),
+                ("export_seconds", .rounded(h.exportSeconds, 4)),
+                ("import_seconds", .rounded(h.importSeconds, 4)),
+                ("imported_entries", .int(Int64(h.importedEntries))),
+                ("store_add_seconds", .rounded(Double(h.addNanoseconds) / 1e9, 4)),
+                ("failed_entries", .int(Int64(h.failedEntries))),
+                ("binary_entries", .int(Int64(h.binaryEntries))),
+                ("target_seconds", .double(HARFigures.targetSeconds)),
+                ("pass", .bool(h.passed)),
+            ])))
+        } else if let e = n.harError {
+            members.append(("har", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let a = n.append {
+            members.append(("append", .object([
+                ("appends", .int(Int64(a.appends))),
+                ("rounds", .int(Int64(a.rounds))),
+                ("bound", .int(Int64(a.bound))),
+                ("large_bound", .int(Int64(a.largeBound))),
+                ("at_bound_appends_per_second", .rounded(a.atBoundRate, 0)),
+                ("below_bound_appends_per_second", .rounded(a.belowBoundRate, 0)),
+                ("large_at_bound_appends_per_second", .rounded(a.largeAtBoundRate, 0)),
+                ("ratio_at_bound_over_below_bound", .rounded(a.ratio, 3)),
+                ("ratio_large_at_bound_over_below_bound", .rounded(a.largeRatio, 3)),
+                ("info", .bool(true)),
+            ])))
+        } else if let e = n.appendError {
+            members.append(("append", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        members.append(("pass", .bool(n.passed)))
+        return .object(members)
     }
 }

@@ -59,5 +59,10 @@ if options.runsFlags {
         printError("pincer-bench: flags: \(error.message)")
     }
 }
+if options.runsNet {
+    let net = NetBench.run(requests: options.requests)
+    for (part, message) in net.errors { printError("pincer-bench: net: \(part): \(message)") }
+    report.net = net
+}
 printOut(options.json ? report.json() : report.text())
 exit(report.passed ? 0 : 1)

@@ -16,7 +16,7 @@ final class SDKTests: XCTestCase {
     func testHeadersCompileAsC11AndCxx() throws {
         // Every header on its own, then the umbrella.
         let headers = ["pincer/version.h", "pincer/call.h", "pincer/command.h", "pincer/menu.h", "pincer/host.h",
-                       "pincer/service.h", "pincer/entry.h", "pincer/flags.h", "pincer/servers.h", "pincer.h"]
+                       "pincer/service.h", "pincer/entry.h", "pincer/flags.h", "pincer/servers.h", "pincer/network.h", "pincer.h"]
         for header in headers {
             let source = "#include <\(header)>\nint main(void) { return 0; }\n"
             let c = try compile("/usr/bin/cc", ["-std=c11"], source: source, ext: "c")
@@ -40,8 +40,10 @@ final class SDKTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.last_error), 128)
         // 1.1 appended update_entry.
         XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.update_entry), 136)
-        XCTAssertEqual(MemoryLayout<pincer_host_t>.size, 144)
-        XCTAssertEqual(MemoryLayout<pincer_call_t>.size, 40)
+        XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.state_directory), 144)
+        XCTAssertEqual(MemoryLayout<pincer_host_t>.size, 152)
+        XCTAssertEqual(MemoryLayout<pincer_call_t>.offset(of: \.output), 40) // 1.1
+        XCTAssertEqual(MemoryLayout<pincer_call_t>.size, 48)
         XCTAssertEqual(MemoryLayout<pincer_command_t>.size, 56)
         // 1.1 appended set.
         XCTAssertEqual(MemoryLayout<pincer_entry_t>.offset(of: \.set), 96)

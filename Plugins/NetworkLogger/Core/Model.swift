@@ -1,3 +1,5 @@
+@_exported import PincerJSON
+
 // The network log's data model. Everything in an entry has already passed
 // redaction (Redaction.swift) by the time the store holds it: exports and
 // views read only what is here.
@@ -7,7 +9,7 @@ public struct Header: Sendable, Equatable {
     public var name: String
     public var value: String
 
-    init(_ name: String, _ value: String) {
+    public init(_ name: String, _ value: String) {
         self.name = name
         self.value = value
     }

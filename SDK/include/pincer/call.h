@@ -48,6 +48,15 @@ struct pincer_call {
      * borrowed and copied; `value` may be NULL. Ignored outside a page
      * callback. [callback thread] */
     void (*add_row)(pincer_call_t *call, const char *title, const char *value);
+
+    /* -- ABI 1.1: check PINCER_HAS_SLOT(call, pincer_call_t, output). -- */
+
+    /* Shows `utf8` (borrowed, copied) to the user now, while the command
+     * is still running: for commands that follow something live (net.tail)
+     * or report progress. The shell writes it to standard output at once;
+     * a caller with nowhere to show it drops it. Include your own newlines.
+     * [callback thread] */
+    void (*output)(pincer_call_t *call, const char *utf8);
 };
 
 #ifdef __cplusplus

@@ -124,6 +124,11 @@ struct pincer_host {
      * PINCER_NOT_FOUND when the plugin has no entry with that id; otherwise
      * the same checks as add_entry. [any-thread] */
     pincer_status_t (*update_entry)(const pincer_host_t *host, const pincer_entry_t *entry);
+
+    /* The directory of the host's settings store, where a plugin may keep
+     * files of its own (name them after the plugin). Owned by the host;
+     * valid until the plugin's shutdown. Check PINCER_HAS_SLOT first. */
+    const char *state_directory;
 };
 
 #ifdef __cplusplus

@@ -16,7 +16,8 @@
  *    sees the smaller struct_size and treats missing slots as absent.
  *
  * History: 1.0 first release. 1.1 appended pincer_entry_t.set with
- * PINCER_ENTRY_PLUGIN_VALUE, and pincer_host_t.update_entry.
+ * PINCER_ENTRY_PLUGIN_VALUE, pincer_host_t.update_entry and
+ * state_directory, pincer_call_t.output, and PINCER_COMMAND_JSON_RESULT.
  *
  * This header is pure C11 and valid C++; it allocates nothing.
  */

@@ -5,6 +5,7 @@
 #include <pincer.h>
 #include <pincer/flags.h>
 #include <pincer/servers.h>
+#include <pincer/network.h>
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -212,6 +213,43 @@ static pincer_status_t all_vars(void *context, pincer_call_t *call)
     return PINCER_OK;
 }
 
+/* Records one exchange by hand through pincer.network/1, as code that does
+ * not use URLSession would: returns "<id>" or the service's error. */
+static pincer_status_t record(void *context, pincer_call_t *call, const char *url, int32_t status, bool fail)
+{
+    const pincer_network_service_t *net = host->get_service(host, PINCER_NETWORK_SERVICE_ID);
+    static const pincer_http_header_t request_headers[] = {
+        { "Authorization", "Bearer abc.def.ghi" }, { "Content-Type", "application/json" }, { "X-Trace", "t-1" } };
+    static const pincer_http_header_t response_headers[] = { { "Content-Type", "application/json" }, { "Set-Cookie", "sid=s3cr3t; Path=/; HttpOnly" } };
+    static const char request_body[] = "{\"user\": \"ann\", \"password\": \"hunter2\"}";
+    static const char response_body[] = "{\"token\": \"xyz\", \"ok\": true}";
+    pincer_network_request_t request = { sizeof(pincer_network_request_t), 0, "POST", url, request_headers, 3, 0,
+                                         (const uint8_t *)request_body, sizeof request_body - 1, 0 };
+    pincer_network_response_t response = { sizeof(pincer_network_response_t), status, "OK", "HTTP/1.1", response_headers, 2, 0,
+                                            (const uint8_t *)response_body, sizeof response_body - 1, NULL, "127.0.0.1",
+                                            { -1, -1, -1, -1, 1, 20, 3 } };
+    char text[300];
+    uint64_t id;
+    (void)context;
+    if (net == NULL) {
+        call->fail(call, "pincer.network/1 is not published");
+        return PINCER_NOT_FOUND;
+    }
+    id = net->begin(net->header.context, &request);
+    if (id == 0) {
+        call->return_string(call, net->last_error(net->header.context)[0] ? net->last_error(net->header.context) : "ignored");
+        return PINCER_OK;
+    }
+    if ((fail ? net->fail(net->header.context, id, "connection refused", NULL)
+              : net->complete(net->header.context, id, &response)) != PINCER_OK) {
+        call->fail(call, net->last_error(net->header.context));
+        return PINCER_FAILED;
+    }
+    snprintf(text, sizeof text, "%llu", (unsigned long long)id);
+    call->return_string(call, text);
+    return PINCER_OK;
+}
+
 static pincer_status_t changes(void *context, pincer_call_t *call, const char *which)
 {
     (void)context;
@@ -294,6 +332,7 @@ static pincer_status_t init(void *context, const pincer_host_t *h, pincer_call_t
         { "changes(which: string) -> string", (pincer_typed_fn_t)changes },
         { "abi-checks() -> string", (pincer_typed_fn_t)abi_checks },
         { "all-vars() -> string", (pincer_typed_fn_t)all_vars },
+        { "record(url: string, status: i32 = 200, fail: bool = false) -> string", (pincer_typed_fn_t)record },
     };
     static const char *const production[] = { "API_URL", "https://api.example.com", "REGION", "eu" };
     static const char *const staging[] = { "API_URL", "https://staging.example.com" };

@@ -1,0 +1,969 @@
+// HAR 1.2 export (streamed) and import, without Foundation.
+//
+// Export: `HARExport.write(entries, creator:, to: sink)` writes
+//
+//     {"log":{"version":"1.2","creator":{...},"pages":[],"entries":[ e1 , e2 , ... ]}}
+//
+// entry by entry: only one entry's JSON is in memory at a time (plus a
+// buffer of about `chunkSize` bytes handed to the sink), so a log of 100,000
+// entries never becomes one big string. Rules beyond the HAR 1.2 schema:
+//
+// - `time` is the sum of the exported phases that are not -1, `ssl` excluded
+//   (it is part of `connect`); blocked/dns/connect/ssl that are negative or
+//   not finite become -1, send/wait/receive become 0; when `ssl` is known and
+//   `connect` is smaller, `connect` is raised to `ssl`.
+// - An entry without a response (state .failed or .pending, or no status)
+//   exports status 0, statusText "", content {size 0, mimeType "x-unknown"},
+//   bodySize 0 and `_error` (the transport error, or a sentence saying there
+//   was no response).
+// - `serverIPAddress` only when it is a valid IPv4 or IPv6 address.
+// - Bodies whose bytes are valid UTF-8 with a textual media type (or an
+//   unknown one) are `text`; any other stored body is base64 with
+//   `"encoding": "base64"` (in `content` and, as an extension, in `postData`).
+// - Bodies the log does not hold (withheld/skipped/dropped) keep `size` (the
+//   original size), have no `text`, and carry `_bodyState`
+//   ("withheld"/"skipped"/"dropped") and `_bodyWithheld` (why, for people).
+// - `queryString` comes from the (redacted) URL, `cookies` from the Cookie
+//   request headers and Set-Cookie response headers (name, value, path,
+//   domain, httpOnly, secure; `expires` is left out).
+// - `postData` has mimeType (the Content-Type header, else the body's media
+//   type), `text` and, for application/x-www-form-urlencoded, `params`.
+// - headersSize is -1; request bodySize is the request body size (0 without
+//   one); response bodySize is the response body size; `cache` is {}.
+// - The URL is made a valid RFC 3986 URI: bytes that may not appear in a URI
+//   (spaces, quotes, non-ASCII, '[' ']' outside the host, a stray '%') are
+//   percent-encoded. Valid URLs are unchanged.
+// - Extensions: `_stubbed: true` for stubbed entries, `_notes` for the entry's notes.
+// - pageref is omitted and `pages` is [].
+
+// MARK: - Export
+
+public enum HARExport {
+    /// Streams a HAR 1.2 document for `entries` to `sink`, in chunks of about
+    /// `chunkSize` bytes (one chunk may be larger when one entry is). The
+    /// chunks concatenated are the UTF-8 JSON document. Errors thrown by the
+    /// sink stop the export and are rethrown.
+    public static func write(_ entries: some Sequence<NetworkEntry>,
+                             creator: (name: String, version: String),
+                             chunkSize: Int = 1 << 16,
+                             to sink: ([UInt8]) throws -> Void) rethrows {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(chunkSize + 1024)
+        let head = "{\"log\":{\"version\":\"1.2\",\"creator\":{\"name\":\(JSON.quote(creator.name)),\"version\":\(JSON.quote(creator.version))},\"pages\":[],\"entries\":["
+        buffer.append(contentsOf: head.utf8)
+        var first = true
+        for entry in entries {
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            JSONBytes.write(entryJSON(entry), to: &buffer)
+            if buffer.count >= chunkSize {
+                try sink(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        buffer.append(contentsOf: "]}}\n".utf8)
+        try sink(buffer)
+    }
+
+    /// The whole document in memory: for small logs and tests.
+    public static func document(_ entries: some Sequence<NetworkEntry>,
+                                creator: (name: String, version: String)) -> [UInt8] {
+        var out: [UInt8] = []
+        write(entries, creator: creator) { out.append(contentsOf: $0) }
+        return out
+    }
+
+    /// One HAR entry object.
+    public static func entryJSON(_ entry: NetworkEntry) -> JSON {
+        let timings = HARTimings(entry.timings)
+        let responded = entry.state == .complete && entry.status != nil
+        var fields: [(String, JSON)] = [
+            ("startedDateTime", .string(HARDate.format(entry.startedAt))),
+            ("time", .double(timings.time)),
+            ("request", request(entry)),
+            ("response", responded ? response(entry) : failedResponse(entry)),
+            ("cache", .object([])),
+            ("timings", timings.json),
+        ]
+        if let ip = entry.serverIP.flatMap(IPAddress.normalized) {
+            fields.append(("serverIPAddress", .string(ip)))
+        }
+        if entry.stubbed { fields.append(("_stubbed", .bool(true))) }
+        if !entry.notes.isEmpty { fields.append(("_notes", .array(entry.notes.map(JSON.string)))) }
+        return .object(fields)
+    }
+
+    private static func request(_ entry: NetworkEntry) -> JSON {
+        var fields: [(String, JSON)] = [
+            ("method", .string(entry.method)),
+            ("url", .string(URIText.escaped(entry.url))),
+            ("httpVersion", .string(entry.httpVersion)),
+            ("cookies", .array(Cookies.request(entry.requestHeaders))),
+            ("headers", headers(entry.requestHeaders)),
+            ("queryString", .array(queryString(entry.url))),
+        ]
+        let body = entry.requestBody
+        if body.payload != .none || body.size > 0 {
+            fields.append(("postData", postData(body, contentType: entry.requestHeaders.first("Content-Type"))))
+        }
+        fields.append(("headersSize", .int(-1)))
+        fields.append(("bodySize", .int(Int64(bodySize(body)))))
+        return .object(fields)
+    }
+
+    private static func response(_ entry: NetworkEntry) -> JSON {
+        let body = entry.responseBody
+        var fields: [(String, JSON)] = [
+            ("status", .int(Int64(entry.status ?? 0))),
+            ("statusText", .string(entry.statusText)),
+            ("httpVersion", .string(entry.httpVersion)),
+            ("cookies", .array(Cookies.response(entry.responseHeaders))),
+            ("headers", headers(entry.responseHeaders)),
+            ("content", content(body, contentType: entry.responseHeaders.first("Content-Type"))),
+            ("redirectURL", .string(entry.redirectURL)),
+            ("headersSize", .int(-1)),
+            ("bodySize", .int(Int64(bodySize(body)))),
+        ]
+        if let error = entry.error { fields.append(("_error", .string(error))) }
+        return .object(fields)
+    }
+
+    private static func failedResponse(_ entry: NetworkEntry) -> JSON {
+        let error = entry.error ?? (entry.state == .pending ? "no response yet (the request was still pending)" : "no response")
+        return .object([
+            ("status", .int(0)),
+            ("statusText", .string("")),
+            ("httpVersion", .string("")),
+            ("cookies", .array([])),
+            ("headers", .array([])),
+            ("content", .object([("size", .int(0)), ("mimeType", .string("x-unknown"))])),
+            ("redirectURL", .string("")),
+            ("headersSize", .int(-1)),
+            ("bodySize", .int(0)),
+            ("_error", .string(error)),
+        ])
+    }
+
+    private static func headers(_ headers: [Header]) -> JSON {
+        .array(headers.map { .object([("name", .string($0.name)), ("value", .string($0.value))]) })
+    }
+
+    private static func bodySize(_ body: Body) -> Int {
+        max(body.size, body.bytes?.count ?? 0)
+    }
+
+    private static func content(_ body: Body, contentType: String?) -> JSON {
+        let mime = contentType ?? (body.mimeType.isEmpty ? "x-unknown" : body.mimeType)
+        var fields: [(String, JSON)] = [("size", .int(Int64(bodySize(body)))), ("mimeType", .string(mime))]
+        appendPayload(body, contentType: contentType, to: &fields)
+        return .object(fields)
+    }
+
+    private static func postData(_ body: Body, contentType: String?) -> JSON {
+        let mime = contentType ?? body.mimeType
+        var fields: [(String, JSON)] = [("mimeType", .string(mime))]
+        appendPayload(body, contentType: contentType, to: &fields)
+        if case .stored(let bytes) = body.payload, BodyText.mediaTypeOf(body, contentType: contentType) == "application/x-www-form-urlencoded",
+           let text = String(validating: bytes, as: UTF8.self) {
+            let params = FormEncoding.pairs(text).map { JSON.object([("name", .string($0.name)), ("value", .string($0.value))]) }
+            fields.append(("params", .array(params)))
+        }
+        return .object(fields)
+    }
+
+    private static func appendPayload(_ body: Body, contentType: String?, to fields: inout [(String, JSON)]) {
+        switch body.payload {
+        case .none:
+            break
+        case .stored(let bytes):
+            if let text = BodyText.text(bytes, mediaType: BodyText.mediaTypeOf(body, contentType: contentType)) {
+                fields.append(("text", .string(text)))
+            } else {
+                fields.append(("text", .string(Base64.encode(bytes))))
+                fields.append(("encoding", .string("base64")))
+            }
+        case .withheld(let reason):
+            fields.append(("_bodyState", .string("withheld")))
+            fields.append(("_bodyWithheld", .string(reason.isEmpty ? "withheld" : reason)))
+        case .skipped:
+            fields.append(("_bodyState", .string("skipped")))
+            fields.append(("_bodyWithheld", .string(BodyText.skippedReason)))
+        case .dropped:
+            fields.append(("_bodyState", .string("dropped")))
+            fields.append(("_bodyWithheld", .string(BodyText.droppedReason)))
+        }
+    }
+
+    private static func queryString(_ url: String) -> [JSON] {
+        guard let query = URLParts(url)?.query else { return [] }
+        return FormEncoding.pairs(query).map { .object([("name", .string($0.name)), ("value", .string($0.value))]) }
+    }
+}
+
+/// Writes JSON as UTF-8 bytes, compact; the same text as `JSON.serialized()`
+/// but several times faster (no String building scalar by scalar).
+enum JSONBytes {
+    static func write(_ json: JSON, to out: inout [UInt8]) {
+        switch json {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .uint(let u): out.append(contentsOf: String(u).utf8)
+        case .double(let d): out.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
+        case .string(let s): string(s, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                write(item, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            out.append(UInt8(ascii: "{"))
+            for (i, (key, value)) in fields.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                string(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                write(value, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    static func string(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { bytes in
+            var start = 0
+            for (i, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
+                start = i + 1
+                switch b {
+                case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                default:
+                    out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                            hex[Int(b >> 4)], hex[Int(b & 0x0F)]])
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
+
+/// The seven phases as exported, and `time`.
+struct HARTimings {
+    var blocked, dns, connect, ssl, send, wait, receive: Double
+
+    init(_ t: Timings) {
+        func optional(_ v: Double) -> Double { v.isFinite && v >= 0 ? v : -1 }
+        func required(_ v: Double) -> Double { v.isFinite && v >= 0 ? v : 0 }
+        blocked = optional(t.blocked)
+        dns = optional(t.dns)
+        ssl = optional(t.ssl)
+        connect = optional(t.connect)
+        if ssl >= 0 && connect < ssl { connect = ssl }
+        send = required(t.send)
+        wait = required(t.wait)
+        receive = required(t.receive)
+    }
+
+    /// The sum of the phases that are not -1, `ssl` excluded (inside `connect`).
+    var time: Double {
+        [blocked, dns, connect].filter { $0 >= 0 }.reduce(0, +) + send + wait + receive
+    }
+
+    var json: JSON {
+        .object([("blocked", .double(blocked)), ("dns", .double(dns)), ("connect", .double(connect)),
+                 ("ssl", .double(ssl)), ("send", .double(send)), ("wait", .double(wait)), ("receive", .double(receive))])
+    }
+}
+
+// MARK: - Import
+
+/// Why a HAR file could not be read at all.
+public enum HARImportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file is not JSON; the error has the line and column.
+    case notJSON(JSONSyntaxError)
+    /// The file is JSON but not HAR (no `log.entries` array).
+    case notHAR(String)
+
+    public var description: String {
+        switch self {
+        case .notJSON(let e): "not a HAR file: not JSON: \(e)"
+        case .notHAR(let message): "not a HAR file: \(message)"
+        }
+    }
+
+    /// The position of a JSON syntax error.
+    public var line: Int? { if case .notJSON(let e) = self { e.line } else { nil } }
+    public var column: Int? { if case .notJSON(let e) = self { e.column } else { nil } }
+}
+
+public struct HARImportResult: Sendable {
+    /// The entries read, in file order: source .imported, id 0, bodies as
+    /// found in the file (`.stored`, unredacted: the store redacts on ingest).
+    public var entries: [NetworkEntry]
+    /// Entries that could not be read: their index in `log.entries` and why.
+    public var skipped: [(index: Int, reason: String)]
+    /// `log.creator` as "name version", when present.
+    public var creator: String?
+}
+
+/// Reads HAR files, keeping every entry it can and counting the rest.
+///
+/// Lenient about what real tools write: a UTF-8 BOM; `version` as a number;
+/// headers as [{name, value}], as [[name, value]] or as an object {name:
+/// value or [values]}; null or missing headersSize/bodySize/redirectURL;
+/// empty or partial timings (missing phases: -1, or 0 for send/wait/receive;
+/// when all are 0 and `time` > 0, `time` goes into `wait`); `content: {}`;
+/// base64 bodies with line breaks or without padding.
+///
+/// - An entry that is not an object, or whose request is missing or has no
+///   method or URL, is skipped with a reason.
+/// - An entry without a response imports as failed with error "no response in HAR".
+/// - Status 0 (or a response without a numeric status) imports as failed,
+///   with the response's `_error` as the error, else "no response (status 0 in HAR)";
+///   an `_error` beside a real status becomes a note.
+/// - Bodies: `text` (base64-decoded when `encoding` is "base64"); postData
+///   `params` are form-encoded when `text` is absent or empty; a body the file
+///   does not include (size > 0, no text) becomes `.withheld`; our own
+///   `_bodyState` is read back; invalid base64 becomes `.withheld` with a note.
+public enum HARImport {
+    public static func read(_ bytes: [UInt8]) throws(HARImportError) -> HARImportResult {
+        let root: JSON
+        do {
+            root = try JSON.parse(bytes: bytes)
+        } catch {
+            throw .notJSON(error)
+        }
+        guard case .object = root else {
+            throw .notHAR("the top level is \(article(root.typeName)), not an object with \"log\"")
+        }
+        guard let log = root["log"] else { throw .notHAR("no \"log\" object at the top level") }
+        guard case .object = log else { throw .notHAR("\"log\" is \(article(log.typeName)), not an object") }
+        guard let entriesJSON = log["entries"] else { throw .notHAR("\"log\" has no \"entries\" array") }
+        guard let list = entriesJSON.arrayValue else {
+            throw .notHAR("\"log.entries\" is \(article(entriesJSON.typeName)), not an array")
+        }
+        var result = HARImportResult(entries: [], skipped: [], creator: nil)
+        if let name = log["creator"]?["name"]?.stringValue {
+            let version = log["creator"]?["version"].flatMap(scalarString) ?? ""
+            result.creator = version.isEmpty ? name : name + " " + version
+        }
+        result.entries.reserveCapacity(list.count)
+        for (index, item) in list.enumerated() {
+            switch entry(item) {
+            case .success(let e): result.entries.append(e)
+            case .failure(let reason): result.skipped.append((index: index, reason: reason.message))
+            }
+        }
+        return result
+    }
+
+    struct SkipReason: Error { let message: String }
+
+    static func entry(_ json: JSON) -> Result<NetworkEntry, SkipReason> {
+        guard case .object = json else { return .failure(SkipReason(message: "the entry is \(article(json.typeName)), not an object")) }
+        guard let request = json["request"], request != .null else { return .failure(SkipReason(message: "the entry has no request")) }
+        guard case .object = request else { return .failure(SkipReason(message: "the request is \(article(request.typeName)), not an object")) }
+        guard let method = request["method"]?.stringValue, !method.isEmpty else {
+            return .failure(SkipReason(message: "the request has no method"))
+        }
+        guard let url = request["url"]?.stringValue, !url.isEmpty else {
+            return .failure(SkipReason(message: "the request has no url"))
+        }
+        var notes: [String] = []
+        var startedAt = 0.0
+        if let text = json["startedDateTime"]?.stringValue, let t = HARDate.parse(text) {
+            startedAt = t
+        } else {
+            notes.append("HAR import: startedDateTime missing or not a date")
+        }
+        var entry = NetworkEntry(source: .imported, startedAt: startedAt, method: method, url: url)
+        let response: JSON? = json["response"].flatMap { $0.objectValue == nil ? nil : $0 }
+        if let v = request["httpVersion"]?.stringValue, !v.isEmpty {
+            entry.httpVersion = v
+        } else if let v = response?["httpVersion"]?.stringValue, !v.isEmpty {
+            entry.httpVersion = v
+        }
+        entry.requestHeaders = headers(request["headers"], side: "request", notes: &notes)
+        entry.requestBody = requestBody(request, headers: entry.requestHeaders, notes: &notes)
+
+        if let response {
+            let status = response["status"]?.int64Value.flatMap { Int(exactly: $0) } ?? 0
+            let harError = response["_error"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            if status > 0 {
+                entry.state = .complete
+                entry.status = status
+                entry.statusText = response["statusText"]?.stringValue ?? ""
+                entry.responseHeaders = headers(response["headers"], side: "response", notes: &notes)
+                entry.responseBody = responseBody(response, headers: entry.responseHeaders, notes: &notes)
+                entry.redirectURL = response["redirectURL"]?.stringValue ?? ""
+                if let harError { notes.append("HAR _error: \(harError)") }
+            } else {
+                entry.state = .failed
+                entry.error = harError ?? (response["status"]?.int64Value == nil
+                    ? "no response (no status in HAR)" : "no response (status 0 in HAR)")
+            }
+        } else {
+            entry.state = .failed
+            entry.error = "no response in HAR"
+        }
+        entry.timings = timings(json["timings"], time: json["time"]?.doubleValue)
+        if let ip = json["serverIPAddress"]?.stringValue, !ip.isEmpty { entry.serverIP = ip }
+        if json["_stubbed"]?.boolValue == true { entry.stubbed = true }
+        if let saved = json["_notes"]?.arrayValue { notes = saved.compactMap(\.stringValue) + notes }
+        entry.notes = notes
+        return .success(entry)
+    }
+
+    // MARK: Parts
+
+    static func headers(_ json: JSON?, side: String, notes: inout [String]) -> [Header] {
+        var out: [Header] = []
+        var malformed = 0
+        switch json {
+        case .array(let items)?:
+            for item in items {
+                switch item {
+                case .object:
+                    if let name = item["name"]?.stringValue, !name.isEmpty {
+                        out.append(Header(name, item["value"].flatMap(scalarString) ?? ""))
+                    } else {
+                        malformed += 1
+                    }
+                case .array(let pair) where pair.count == 2:
+                    if let name = pair[0].stringValue, !name.isEmpty, let value = scalarString(pair[1]) {
+                        out.append(Header(name, value))
+                    } else {
+                        malformed += 1
+                    }
+                default:
+                    malformed += 1
+                }
+            }
+        case .object(let members)?:
+            for (name, value) in members where !name.isEmpty {
+                if let list = value.arrayValue {
+                    for v in list {
+                        if let s = scalarString(v) { out.append(Header(name, s)) } else { malformed += 1 }
+                    }
+                } else if let s = scalarString(value) {
+                    out.append(Header(name, s))
+                } else {
+                    malformed += 1
+                }
+            }
+        case nil, .null?:
+            break
+        default:
+            notes.append("HAR import: \(side) headers are not a list")
+        }
+        if malformed > 0 {
+            notes.append("HAR import: \(malformed) malformed \(side) header\(malformed == 1 ? "" : "s") dropped")
+        }
+        return out
+    }
+
+    static func requestBody(_ request: JSON, headers: [Header], notes: inout [String]) -> Body {
+        let declared = request["bodySize"]?.int64Value.flatMap { Int(exactly: $0) } ?? -1
+        guard let post = request["postData"], case .object = post else {
+            return declared > 0 ? Body(payload: .withheld(reason: "not included in the HAR file"), size: declared,
+                                       mimeType: mediaType(headers.first("Content-Type"))) : .empty
+        }
+        var mime = mediaType(post["mimeType"]?.stringValue)
+        if mime.isEmpty { mime = mediaType(headers.first("Content-Type")) }
+        if let state = savedState(post) {
+            return Body(payload: state, size: max(declared, 0), mimeType: mime)
+        }
+        var bytes: [UInt8]?
+        if let text = post["text"]?.stringValue, !text.isEmpty {
+            bytes = decodeText(text, encoding: post["encoding"]?.stringValue ?? post["_encoding"]?.stringValue,
+                               what: "request body", notes: &notes)
+            if bytes == nil {
+                return Body(payload: .withheld(reason: "the HAR file's base64 is not valid"), size: max(declared, 0), mimeType: mime)
+            }
+        } else if let params = post["params"]?.arrayValue, !params.isEmpty {
+            var pairs: [(name: String, value: String)] = []
+            for p in params {
+                guard let name = p["name"]?.stringValue else { continue }
+                pairs.append((name, p["value"].flatMap(scalarString) ?? ""))
+            }
+            bytes = Array(FormEncoding.encode(pairs).utf8)
+            if mime.isEmpty { mime = "application/x-www-form-urlencoded" }
+        }
+        guard let bytes else {
+            return declared > 0 ? Body(payload: .withheld(reason: "not included in the HAR file"), size: declared, mimeType: mime)
+                                : Body(payload: .none, size: 0, mimeType: mime)
+        }
+        return Body(payload: .stored(bytes), size: declared > 0 ? declared : bytes.count, mimeType: mime)
+    }
+
+    static func responseBody(_ response: JSON, headers: [Header], notes: inout [String]) -> Body {
+        guard let content = response["content"], case .object = content else {
+            return Body(payload: .none, size: 0, mimeType: mediaType(headers.first("Content-Type")))
+        }
+        var mime = mediaType(content["mimeType"]?.stringValue)
+        if mime == "x-unknown" { mime = "" }
+        if mime.isEmpty { mime = mediaType(headers.first("Content-Type")) }
+        let declared = content["size"]?.int64Value.flatMap { Int(exactly: $0) } ?? -1
+        if let state = savedState(content) {
+            return Body(payload: state, size: max(declared, 0), mimeType: mime)
+        }
+        guard let text = content["text"]?.stringValue, !text.isEmpty else {
+            if declared > 0 || content["comment"]?.stringValue != nil {
+                let why = content["comment"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "not included in the HAR file"
+                return Body(payload: .withheld(reason: why), size: max(declared, 0), mimeType: mime)
+            }
+            return Body(payload: .none, size: 0, mimeType: mime)
+        }
+        guard let bytes = decodeText(text, encoding: content["encoding"]?.stringValue, what: "response body", notes: &notes) else {
+            return Body(payload: .withheld(reason: "the HAR file's base64 is not valid"), size: max(declared, 0), mimeType: mime)
+        }
+        return Body(payload: .stored(bytes), size: declared > 0 ? declared : bytes.count, mimeType: mime)
+    }
+
+    /// Our own export's record of a body it did not include.
+    private static func savedState(_ json: JSON) -> BodyPayload? {
+        let reason = json["_bodyWithheld"]?.stringValue
+        switch json["_bodyState"]?.stringValue {
+        case "skipped": return .skipped
+        case "dropped": return .dropped
+        case "withheld": return .withheld(reason: reason ?? "withheld")
+        default: return reason.map { .withheld(reason: $0) }
+        }
+    }
+
+    private static func decodeText(_ text: String, encoding: String?, what: String, notes: inout [String]) -> [UInt8]? {
+        guard let encoding, !encoding.isEmpty else { return Array(text.utf8) }
+        if encoding.lowercased() == "base64" {
+            if let bytes = Base64.decode(text) { return bytes }
+            notes.append("HAR import: the \(what) is marked base64 but is not valid base64")
+            return nil
+        }
+        notes.append("HAR import: unknown \(what) encoding \"\(encoding)\", kept as text")
+        return Array(text.utf8)
+    }
+
+    static func timings(_ json: JSON?, time: Double?) -> Timings {
+        var t = Timings()
+        func phase(_ key: String) -> Double? {
+            guard let v = json?[key]?.doubleValue, v.isFinite else { return nil }
+            return v
+        }
+        t.blocked = phase("blocked").map { $0 >= 0 ? $0 : -1 } ?? -1
+        t.dns = phase("dns").map { $0 >= 0 ? $0 : -1 } ?? -1
+        t.connect = phase("connect").map { $0 >= 0 ? $0 : -1 } ?? -1
+        t.ssl = phase("ssl").map { $0 >= 0 ? $0 : -1 } ?? -1
+        t.send = max(phase("send") ?? 0, 0)
+        t.wait = max(phase("wait") ?? 0, 0)
+        t.receive = max(phase("receive") ?? 0, 0)
+        if t.total == 0, let time, time.isFinite, time > 0 { t.wait = time }
+        return t
+    }
+
+    /// A string, number or boolean as text (header values written by tools
+    /// that do not quote numbers); nil for null, arrays and objects.
+    static func scalarString(_ json: JSON) -> String? {
+        switch json {
+        case .string(let s): s
+        case .int(let i): String(i)
+        case .uint(let u): String(u)
+        case .double(let d): d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)
+        case .bool(let b): b ? "true" : "false"
+        default: nil
+        }
+    }
+
+    private static func article(_ typeName: String) -> String {
+        typeName == "array" || typeName == "object" ? "an \(typeName)" : "a \(typeName)"
+    }
+}
+
+// MARK: - Shared helpers (HAR, cURL, text)
+
+/// Deciding whether a body is shown as text.
+enum BodyText {
+    static let skippedReason = "skipped: a metadata-only capture rule matched"
+    static let droppedReason = "dropped to stay within the total body budget"
+
+    /// The body's media type, else the Content-Type header's.
+    static func mediaTypeOf(_ body: Body, contentType: String?) -> String {
+        body.mimeType.isEmpty ? mediaType(contentType) : body.mimeType
+    }
+
+    /// Media types whose bodies are text when they are valid UTF-8. An
+    /// unknown ("") type counts as text: the bytes decide.
+    static func isTextual(_ mediaType: String) -> Bool {
+        let m = mediaType
+        if m.isEmpty || m == "x-unknown" { return true }
+        if m.hasPrefix("text/") || m.hasPrefix("multipart/") { return true }
+        if m.hasSuffix("+json") || m.hasSuffix("+xml") || m.hasSuffix("+yaml") { return true }
+        switch m {
+        case "application/json", "application/xml", "application/javascript", "application/x-javascript",
+             "application/ecmascript", "application/x-www-form-urlencoded", "application/graphql",
+             "application/x-ndjson", "application/ndjson", "application/jsonl", "application/yaml",
+             "application/x-yaml", "application/sql", "application/csv", "application/x-sh",
+             "application/manifest+json", "application/x-protobuf-text", "application/jsonp":
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The bytes as a string when they are valid UTF-8 and the media type is textual.
+    static func text(_ bytes: [UInt8], mediaType: String) -> String? {
+        guard isTextual(mediaType) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// Why a body is not held, for people; nil when it is held or absent.
+    static func missingReason(_ payload: BodyPayload) -> String? {
+        switch payload {
+        case .none, .stored: nil
+        case .withheld(let reason): "withheld: " + (reason.isEmpty ? "not checked for secrets" : reason)
+        case .skipped: skippedReason
+        case .dropped: droppedReason
+        }
+    }
+}
+
+/// application/x-www-form-urlencoded (WHATWG URL) pairs.
+enum FormEncoding {
+    /// Splits `a=1&b=2`; names and values are percent-decoded with '+' as a
+    /// space when the result is UTF-8, else kept as written.
+    static func pairs(_ text: String) -> [(name: String, value: String)] {
+        text.split(separator: "&", omittingEmptySubsequences: true).map { piece in
+            if let eq = piece.firstIndex(of: "=") {
+                return (decode(piece[..<eq]), decode(piece[piece.index(after: eq)...]))
+            }
+            return (decode(piece), "")
+        }
+    }
+
+    static func decode(_ s: Substring) -> String {
+        var out: [UInt8] = []
+        let bytes = Array(s.utf8)
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if b == UInt8(ascii: "%"), i + 2 < bytes.count, let h = hexValue(bytes[i + 1]), let l = hexValue(bytes[i + 2]) {
+                out.append(h << 4 | l)
+                i += 2
+            } else {
+                out.append(b)
+            }
+            i += 1
+        }
+        return String(validating: out, as: UTF8.self) ?? String(s)
+    }
+
+    static func encode(_ pairs: [(name: String, value: String)]) -> String {
+        pairs.map { encodeComponent($0.name) + "=" + encodeComponent($0.value) }.joined(separator: "&")
+    }
+
+    static func encodeComponent(_ s: String) -> String {
+        var out: [UInt8] = []
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+                out.append(b)
+            case 0x20:
+                out.append(UInt8(ascii: "+"))
+            default:
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigit(b >> 4))
+                out.append(hexDigit(b & 0x0F))
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    static func hexDigit(_ v: UInt8) -> UInt8 { Array("0123456789ABCDEF".utf8)[Int(v)] }
+}
+
+/// Making a URL a valid URI (RFC 3986) for HAR's `"format": "uri"`.
+enum URIText {
+    static func escaped(_ url: String) -> String {
+        let bytes = Array(url.utf8)
+        // The authority runs from after "scheme://" to the first '/', '?' or '#'.
+        var authority = 0..<0
+        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
+           bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") {
+            let start = colon + 3
+            var end = start
+            while end < bytes.count, ![UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains(bytes[end]) { end += 1 }
+            authority = start..<end
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var seenHash = false
+        var changed = false
+        for (i, b) in bytes.enumerated() {
+            var keep: Bool
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                keep = true
+            case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "/"),
+                 UInt8(ascii: "?"), UInt8(ascii: "@"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+                 UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+                 UInt8(ascii: "="):
+                keep = true
+            case UInt8(ascii: "#"):
+                keep = !seenHash
+                seenHash = true
+            case UInt8(ascii: "["), UInt8(ascii: "]"):
+                keep = authority.contains(i)
+            case UInt8(ascii: "%"):
+                keep = i + 2 < bytes.count && FormEncoding.hexValue(bytes[i + 1]) != nil && FormEncoding.hexValue(bytes[i + 2]) != nil
+            default:
+                keep = false
+            }
+            if keep {
+                out.append(b)
+            } else {
+                changed = true
+                out.append(UInt8(ascii: "%"))
+                out.append(FormEncoding.hexDigit(b >> 4))
+                out.append(FormEncoding.hexDigit(b & 0x0F))
+            }
+        }
+        return changed ? String(decoding: out, as: UTF8.self) : url
+    }
+}
+
+/// Cookies for HAR's `cookies` arrays.
+enum Cookies {
+    static func request(_ headers: [Header]) -> [JSON] {
+        var out: [JSON] = []
+        for h in headers where h.name.lowercased() == "cookie" {
+            for piece in h.value.split(separator: ";") {
+                let p = String(piece).trimmingCharacters(in: " \t")
+                guard !p.isEmpty else { continue }
+                let (name, value) = split(p)
+                guard !name.isEmpty else { continue }
+                out.append(.object([("name", .string(name)), ("value", .string(value))]))
+            }
+        }
+        return out
+    }
+
+    static func response(_ headers: [Header]) -> [JSON] {
+        var out: [JSON] = []
+        for h in headers where h.name.lowercased() == "set-cookie" {
+            let parts = h.value.split(separator: ";").map { String($0).trimmingCharacters(in: " \t") }
+            guard let first = parts.first else { continue }
+            let (name, value) = split(first)
+            guard !name.isEmpty else { continue }
+            var fields: [(String, JSON)] = [("name", .string(name)), ("value", .string(value))]
+            for attribute in parts.dropFirst() {
+                let (key, v) = split(attribute)
+                switch key.lowercased() {
+                case "path": fields.append(("path", .string(v)))
+                case "domain": fields.append(("domain", .string(v)))
+                case "httponly": fields.append(("httpOnly", .bool(true)))
+                case "secure": fields.append(("secure", .bool(true)))
+                default: break
+                }
+            }
+            out.append(.object(fields))
+        }
+        return out
+    }
+
+    private static func split(_ s: String) -> (String, String) {
+        guard let eq = s.firstIndex(of: "=") else { return (s, "") }
+        return (String(s[..<eq]).trimmingCharacters(in: " \t"), String(s[s.index(after: eq)...]).trimmingCharacters(in: " \t"))
+    }
+}
+
+/// IP address checks for `serverIPAddress` (the schema wants ipv4 or ipv6).
+enum IPAddress {
+    /// The address without brackets when it is a valid IPv4 or IPv6 address.
+    static func normalized(_ text: String) -> String? {
+        var s = Substring(text)
+        if s.hasPrefix("[") && s.hasSuffix("]") { s = s.dropFirst().dropLast() }
+        if isIPv4(s) || isIPv6(s) { return String(s) }
+        return nil
+    }
+
+    static func isIPv4(_ s: Substring) -> Bool {
+        let parts = s.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return false }
+        for p in parts {
+            guard !p.isEmpty, p.count <= 3, p.allSatisfy({ $0.isASCII && $0.isNumber }),
+                  let v = Int(p), v <= 255, p.count == 1 || p.first != "0" else { return false }
+        }
+        return true
+    }
+
+    static func isIPv6(_ s: Substring) -> Bool {
+        guard s.count >= 2, s.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == ":" || $0 == ".") }) else { return false }
+        var groups = s.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        var budget = 8
+        // An embedded IPv4 address counts as two groups.
+        if let last = groups.last, last.contains(".") {
+            guard isIPv4(Substring(last)) else { return false }
+            groups.removeLast()
+            groups.append("0")
+            groups.append("0")
+            budget = 8
+        }
+        let text = groups.joined(separator: ":")
+        let halves = text.components(separatedBy: "::")
+        guard halves.count <= 2 else { return false }
+        func valid(_ part: String) -> Int? {
+            if part.isEmpty { return 0 }
+            let gs = part.split(separator: ":", omittingEmptySubsequences: false)
+            for g in gs where g.isEmpty || g.count > 4 { return nil }
+            return gs.count
+        }
+        if halves.count == 2 {
+            guard let a = valid(halves[0]), let b = valid(halves[1]), a + b <= budget - 1 else { return false }
+            return true
+        }
+        guard let n = valid(text), n == budget else { return false }
+        return true
+    }
+}
+
+extension String {
+    /// Splits on a multi-character separator (no Foundation).
+    fileprivate func components(separatedBy separator: String) -> [String] {
+        var out: [String] = []
+        var rest = Substring(self)
+        while let r = rest.firstRange(of: separator) {
+            out.append(String(rest[..<r.lowerBound]))
+            rest = rest[r.upperBound...]
+        }
+        out.append(String(rest))
+        return out
+    }
+}
+
+/// ISO 8601 dates for `startedDateTime`, without Foundation.
+enum HARDate {
+    /// "2023-07-25T10:42:01.726Z" (UTC, milliseconds).
+    static func format(_ seconds: Double) -> String {
+        let maxMillis = 253_402_300_799_999.0 // 9999-12-31T23:59:59.999Z
+        var ms = seconds.isFinite ? (seconds * 1000).rounded() : 0
+        ms = min(max(ms, 0), maxMillis)
+        let total = Int64(ms)
+        let days = total / 86_400_000
+        var rem = total % 86_400_000
+        let (y, m, d) = civil(days)
+        let hour = rem / 3_600_000; rem %= 3_600_000
+        let minute = rem / 60_000; rem %= 60_000
+        let second = rem / 1000
+        let milli = rem % 1000
+        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2)
+            + "." + pad(milli, 3) + "Z"
+    }
+
+    /// Parses `YYYY-MM-DD[T ]hh:mm[:ss[.fff]][Z|±hh[:]mm]` (no zone means UTC)
+    /// into Unix seconds.
+    static func parse(_ text: String) -> Double? {
+        let b = Array(text.utf8)
+        var i = 0
+        func number(_ digits: Int) -> Int64? {
+            guard i + digits <= b.count else { return nil }
+            var v: Int64 = 0
+            for k in i..<i + digits {
+                guard b[k] >= 0x30 && b[k] <= 0x39 else { return nil }
+                v = v * 10 + Int64(b[k] - 0x30)
+            }
+            i += digits
+            return v
+        }
+        func expect(_ c: Character) -> Bool {
+            guard i < b.count, b[i] == c.asciiValue! else { return false }
+            i += 1
+            return true
+        }
+        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
+              (1...12).contains(month), (1...31).contains(day) else { return nil }
+        guard i < b.count, b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: "t") || b[i] == 0x20 else { return nil }
+        i += 1
+        guard let hour = number(2), expect(":"), let minute = number(2), hour < 24, minute < 60 else { return nil }
+        var second = 0.0
+        if expect(":") {
+            guard let s = number(2), s <= 60 else { return nil }
+            second = Double(s)
+            if expect(".") || expect(",") {
+                var scale = 0.1
+                var any = false
+                while i < b.count, b[i] >= 0x30 && b[i] <= 0x39 {
+                    second += Double(b[i] - 0x30) * scale
+                    scale /= 10
+                    i += 1
+                    any = true
+                }
+                guard any else { return nil }
+            }
+        }
+        var offset: Int64 = 0
+        if i < b.count {
+            if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") {
+                i += 1
+            } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
+                let sign: Int64 = b[i] == UInt8(ascii: "-") ? -1 : 1
+                i += 1
+                guard let oh = number(2) else { return nil }
+                _ = expect(":")
+                let om = i < b.count ? (number(2) ?? 0) : 0
+                offset = sign * (oh * 3600 + om * 60)
+            }
+        }
+        guard i == b.count else { return nil }
+        let days = daysFromCivil(year, month, day)
+        return Double(days * 86400 + hour * 3600 + minute * 60 - offset) + second
+    }
+
+    private static func pad(_ v: Int64, _ width: Int) -> String {
+        let s = String(v)
+        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    }
+
+    /// Days since 1970-01-01 to (year, month, day) (Howard Hinnant's algorithm).
+    static func civil(_ days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+
+    static func daysFromCivil(_ year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = month > 2 ? month - 3 : month + 9
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}

@@ -1,0 +1,790 @@
+// Redaction: everything the network log stores passes through `Redactor`
+// first (headers, URLs, bodies). No Foundation: the work is done on UTF-8
+// bytes and Unicode scalars, never on `Character`s, because a combining mark
+// after `=` or a quote would merge with it into one Character and hide the
+// boundary. Every byte outside a redacted value is kept exactly as it was.
+//
+// # Names
+//
+// A name (header, query/form parameter, cookie, JSON key) is compared after
+// `Redactor.normalize`:
+//   1. lowercase (Unicode);
+//   2. percent-decode, up to four times, stopping early when a pass changes
+//      nothing (`API%255FKEY` -> `api%5fkey` -> `api_key`); invalid UTF-8 that
+//      decoding produces becomes U+FFFD;
+//   3. NFKC (GNU libunistring), so fullwidth `ＡＰＩ＿ＫＥＹ` becomes `API_KEY`;
+//   4. keep ASCII letters and digits only, lowercasing ASCII letters (steps 2
+//      and 3 can produce uppercase ASCII: `%41`, fullwidth capitals).
+// So `X-API-Key`, `x_api_key`, `api.key`, `API%5FKEY` and `ＡＰＩ＿ＫＥＹ` all
+// contain `apikey`.
+//
+// A normalised name is sensitive when (first rule that applies wins):
+//   a. it equals a normalised `extraNames` entry (extra names are exact
+//      names, not fragments, and beat rule b);
+//   b. it is on the short allowlist of names that contain a fragment but
+//      never hold a secret: OAuth's `token_type`/`token_type_hint` and the
+//      token counts of LLM APIs (`max_tokens`, `prompt_tokens`...);
+//   c. it equals an exact name: `pwd`, `pass`, `otp`, `sid`, `connect.sid`,
+//      `symfony`, `mysql_pwd` (too short or too common to match inside
+//      other words);
+//   d. it contains a substring fragment anywhere: password, passwd,
+//      passphrase, passcode, secret, token, apikey, privatekey, credential,
+//      csrf, xsrf, sessid, signature, accesskey, subscriptionkey, jwt.
+//      Deliberately broad (`passwordPolicy`, `secretary` are false
+//      positives): a leak costs more than a hidden value;
+//   e. it contains a stem followed by one of the stem's known suffixes AT THE
+//      END of the name (anything may come before the stem):
+//        auth           + "" | token | key | code | header | data | info |
+//                         string | str | secret | cred | creds | credential |
+//                         credentials | cookie | session | hash | pass |
+//                         password | value | verifier | param | params |
+//                         ticket | blob
+//        authorization  + "" | header | value | code | token | key | data |
+//                         string | str
+//        authentication + "" | header | value | code | token | key | data |
+//                         string | str | secret | info
+//        session        + "" | id | ids | key | token | cookie | secret |
+//                         data | value | hash | string | str | ticket
+//        cookie         + "" | s | 2 | header | value | values | data |
+//                         string | str
+//      So `auth`, `x-auth`, `oauth`, `basic_auth`, `auth_key`,
+//      `Proxy-Authorization`, `oauth_verifier`, `PHPSESSID`, `JSESSIONID`,
+//      `user_session`, `Set-Cookie` match, while `author`, `authority`,
+//      `authors`, `authenticated`, `WWW-Authenticate`, `unauthorized`,
+//      `authType`, `oauth_callback_url`, `authorization_endpoint`,
+//      `session_count`, `cookie_consent` do not.
+// Not on the list on purpose (add them with `extraNames` if needed): `key`
+// and `code` (far too common as ordinary JSON keys; note OAuth's `?code=`),
+// and Sentry's `x_forwarded_for` (personal data, not a secret).
+//
+// # Where
+//
+// A sensitive value is replaced even when it is empty (`token=` ->
+// `token=[REDACTED]`): one rule, and it does not tell whether a secret was sent.
+// - Headers: a sensitive header's value becomes `[REDACTED]`, except:
+//   names ending in `authorization` (Authorization, Proxy-Authorization,
+//   X-Authorization...) keep a known scheme (`Bearer [REDACTED]`,
+//   `Basic [REDACTED]`; an unknown first word could be part of the secret,
+//   so then the whole value goes); Cookie keeps every cookie's name and
+//   redacts every value (`theme=[REDACTED]; sessionid=[REDACTED]`);
+//   Set-Cookie redacts the cookie's value, keeps known attributes (Path,
+//   Expires, Max-Age, Domain, Secure, HttpOnly, SameSite, Partitioned,
+//   Priority, Version, Comment...) verbatim and redacts the values of
+//   unknown ones; several Set-Cookies folded into one value with commas
+//   (as URLSession does) are split where a comma is followed by `name=`.
+//   Other headers: Location, Content-Location, Referer get `url(_:)`; all
+//   non-redacted values lose JWT signatures.
+// - URLs: `user:password@` becomes `user:[REDACTED]@`; userinfo WITHOUT a
+//   colon becomes `[REDACTED]@` (a token used as the user name, as in
+//   `https://TOKEN@github.com`). Query and fragment (`#access_token=...`)
+//   parameters are split on `&`; a sensitive name's value (everything up to
+//   the next `&`) becomes `[REDACTED]`. Because some servers also split on
+//   `;`, a sensitive name right after a `;` inside a parameter redacts from
+//   there to the next `&` too (`a=1;token=x` -> `a=1;token=[REDACTED]`). A
+//   parameter without `=` has no value to redact. The path, and values that
+//   are not redacted, lose JWT signatures.
+// - Bodies: application/json, text/json and any `+json` type are parsed
+//   strictly (PincerJSON) and then spliced: only the bytes of a sensitive
+//   key's value (any type, objects and arrays included) are replaced with
+//   the JSON string "[REDACTED]"; formatting, key order and number spelling
+//   (`1.0`, `1e3`) survive. Strings that contain a JWT are re-quoted with
+//   `JSON.quote` after losing the signature (unchanged strings keep their
+//   escapes). Invalid JSON, nesting deeper than 64 arrays/objects or a
+//   duplicate key in any object (keys compared as Swift Strings, so
+//   canonically equivalent keys count as the same) withhold the body; the
+//   reason never quotes the body's content except a duplicated key.
+//   application/x-www-form-urlencoded is handled like a query. Any
+//   multipart/* body is withheld. With no Content-Type at all, a body that
+//   starts with `{` or `[` is treated as JSON (withheld when invalid) and a
+//   body of printable ASCII without spaces containing `=` as a form; any
+//   other type is stored as it is.
+// - JWTs: a run of `[A-Za-z0-9_-]` segments joined by dots in which a
+//   segment base64url-decodes to a JSON object with an "alg" member and is
+//   followed by two non-empty segments: the third segment (the signature)
+//   becomes `[REDACTED]`: `xxx.yyy.[REDACTED]`.
+
+internal import CUnistring
+import PincerJSON
+// `free` comes from CUnistring (its shim.h includes <stdlib.h>); do not import
+// Glibc in this file as well, or clang sees stdlib.h from two modules.
+
+public struct Redactor: Sendable {
+    public static let marker = "[REDACTED]"
+    public static let maxJSONDepth = 64
+
+    private let extraNames: Set<String>
+
+    /// `extraNames` are added to the defaults (normalised the same way).
+    /// They are exact names (not fragments) and beat the allowlist.
+    public init(extraNames: [String] = []) {
+        self.extraNames = Set(extraNames.map(Redactor.normalize).filter { !$0.isEmpty })
+    }
+
+    // MARK: - Names
+
+    /// Lowercase, percent-decode (up to four times), NFKC, then keep ASCII
+    /// letters and digits (lowercased). See the comment at the top of the file.
+    public static func normalize(_ name: String) -> String {
+        normalize(utf8: Array(name.lowercased().utf8), lowercased: true)
+    }
+
+    static func normalize(utf8 input: some Collection<UInt8>, lowercased: Bool = false) -> String {
+        var bytes: [UInt8]
+        if lowercased {
+            bytes = Array(input)
+        } else if input.allSatisfy({ $0 < 0x80 }) {
+            bytes = Array(input)  // ASCII: step 4 lowercases these anyway
+        } else {
+            bytes = Array(String(decoding: input, as: UTF8.self).lowercased().utf8)
+        }
+        for _ in 0..<4 {
+            guard let decoded = rdPercentDecoded(bytes) else { break }
+            bytes = decoded
+        }
+        if bytes.contains(where: { $0 >= 0x80 }) {
+            // Repair invalid UTF-8 (from percent-decoding) before NFKC.
+            let repaired = Array(String(decoding: bytes, as: UTF8.self).utf8)
+            bytes = rdNfkc(repaired) ?? repaired
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        for b in bytes {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): out.append(b)
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): out.append(b + 0x20)
+            default: break
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public func isSensitive(_ name: String) -> Bool {
+        isSensitive(normalized: Redactor.normalize(name))
+    }
+
+    func isSensitive(normalized n: String) -> Bool {
+        if n.isEmpty { return false }
+        if extraNames.contains(n) { return true }
+        if Redactor.allowlist.contains(n) { return false }
+        if Redactor.exactNames.contains(n) { return true }
+        let bytes = Array(n.utf8)
+        for fragment in Redactor.fragments where rdContains(bytes, fragment) { return true }
+        for (stem, suffixes) in Redactor.stems {
+            var start = 0
+            while let at = rdFind(bytes, stem, from: start) {
+                let rest = String(decoding: bytes[(at + stem.count)...], as: UTF8.self)
+                if suffixes.contains(rest) { return true }
+                start = at + 1
+            }
+        }
+        return false
+    }
+
+    private static let allowlist: Set<String> = [
+        "tokentype", "tokentypehint",
+        "maxtokens", "maxoutputtokens", "maxcompletiontokens", "prompttokens", "completiontokens",
+        "totaltokens", "inputtokens", "outputtokens", "cachedtokens", "reasoningtokens",
+    ]
+    private static let exactNames: Set<String> = [
+        "pwd", "pass", "otp", "sid", "connectsid", "symfony", "mysqlpwd",
+    ]
+    private static let fragments: [[UInt8]] = [
+        "password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "privatekey",
+        "credential", "csrf", "xsrf", "sessid", "signature", "accesskey", "subscriptionkey", "jwt",
+    ].map { Array($0.utf8) }
+    private static let stems: [([UInt8], Set<String>)] = [
+        ("auth", ["", "token", "key", "code", "header", "data", "info", "string", "str", "secret", "cred", "creds",
+                  "credential", "credentials", "cookie", "session", "hash", "pass", "password", "value",
+                  "verifier", "param", "params", "ticket", "blob"]),
+        ("authorization", ["", "header", "value", "code", "token", "key", "data", "string", "str"]),
+        ("authentication", ["", "header", "value", "code", "token", "key", "data", "string", "str", "secret", "info"]),
+        ("session", ["", "id", "ids", "key", "token", "cookie", "secret", "data", "value", "hash", "string", "str",
+                     "ticket"]),
+        ("cookie", ["", "s", "2", "header", "value", "values", "data", "string", "str"]),
+    ].map { (Array($0.0.utf8), $0.1) }
+
+    // MARK: - URLs
+
+    public func url(_ url: String) -> String {
+        let b = Array(url.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count + 16)
+        redactURL(b[...], into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func redactURL(_ b: ArraySlice<UInt8>, into out: inout [UInt8]) {
+        var i = b.startIndex
+        // scheme ":" (ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ))
+        if i < b.endIndex, rdIsAlpha(b[i]) {
+            var k = i + 1
+            while k < b.endIndex, rdIsAlpha(b[k]) || rdIsDigit(b[k]) || b[k] == UInt8(ascii: "+")
+                || b[k] == UInt8(ascii: "-") || b[k] == UInt8(ascii: ".") { k += 1 }
+            if k < b.endIndex, b[k] == UInt8(ascii: ":") {
+                out.append(contentsOf: b[i...k])
+                i = k + 1
+            }
+        }
+        // "//" authority
+        if i + 1 < b.endIndex, b[i] == UInt8(ascii: "/"), b[i + 1] == UInt8(ascii: "/") {
+            out.append(contentsOf: b[i..<i + 2])
+            i += 2
+            var end = i
+            while end < b.endIndex, b[end] != UInt8(ascii: "/"), b[end] != UInt8(ascii: "?"), b[end] != UInt8(ascii: "#") { end += 1 }
+            if let at = b[i..<end].lastIndex(of: UInt8(ascii: "@")) {
+                if let colon = b[i..<at].firstIndex(of: UInt8(ascii: ":")) {
+                    out.append(contentsOf: b[i...colon])  // "user:"
+                }
+                out.append(contentsOf: Redactor.markerBytes)
+                i = at
+            }
+            out.append(contentsOf: b[i..<end])
+            i = end
+        }
+        // path
+        var end = i
+        while end < b.endIndex, b[end] != UInt8(ascii: "?"), b[end] != UInt8(ascii: "#") { end += 1 }
+        rdAppendStrippingJWTs(b[i..<end], to: &out)
+        i = end
+        // query
+        if i < b.endIndex, b[i] == UInt8(ascii: "?") {
+            out.append(b[i])
+            i += 1
+            end = b[i...].firstIndex(of: UInt8(ascii: "#")) ?? b.endIndex
+            redactParameters(b[i..<end], into: &out)
+            i = end
+        }
+        // fragment (`#access_token=...` in OAuth's implicit flow)
+        if i < b.endIndex {
+            out.append(b[i])
+            redactParameters(b[(i + 1)...], into: &out)
+        }
+    }
+
+    /// `name=value&name=value` (queries, fragments, form bodies).
+    private func redactParameters(_ b: ArraySlice<UInt8>, into out: inout [UInt8]) {
+        var start = b.startIndex
+        while start <= b.endIndex {
+            let end = b[start...].firstIndex(of: UInt8(ascii: "&")) ?? b.endIndex
+            redactParameter(b[start..<end], into: &out)
+            if end == b.endIndex { break }
+            out.append(UInt8(ascii: "&"))
+            start = end + 1
+        }
+    }
+
+    private func redactParameter(_ p: ArraySlice<UInt8>, into out: inout [UInt8]) {
+        // Candidate names start at the beginning and after every ';'.
+        var nameStart = p.startIndex
+        while nameStart <= p.endIndex {
+            var k = nameStart
+            while k < p.endIndex, p[k] != UInt8(ascii: "="), p[k] != UInt8(ascii: ";") { k += 1 }
+            if k < p.endIndex, p[k] == UInt8(ascii: "="),
+               isSensitive(normalized: Redactor.normalize(utf8: p[nameStart..<k])) {
+                rdAppendStrippingJWTs(p[p.startIndex..<nameStart], to: &out)
+                out.append(contentsOf: p[nameStart...k])
+                out.append(contentsOf: Redactor.markerBytes)
+                return
+            }
+            guard let semicolon = p[nameStart...].firstIndex(of: UInt8(ascii: ";")) else { break }
+            nameStart = semicolon + 1
+        }
+        rdAppendStrippingJWTs(p, to: &out)
+    }
+
+    // MARK: - Headers
+
+    public func headers(_ headers: [Header]) -> [Header] {
+        headers.map { header in
+            let name = Redactor.normalize(header.name)
+            var result = header
+            switch name {
+            case "cookie", "cookie2":
+                result.value = redactCookie(header.value)
+            case "setcookie", "setcookie2":
+                result.value = redactSetCookie(header.value)
+            default:
+                if isSensitive(normalized: name) {
+                    result.value = name.hasSuffix("authorization") ? redactCredentials(header.value) : Redactor.marker
+                } else if Redactor.urlHeaders.contains(name) {
+                    result.value = url(header.value)
+                } else {
+                    var out: [UInt8] = []
+                    rdAppendStrippingJWTs(Array(header.value.utf8)[...], to: &out)
+                    result.value = String(decoding: out, as: UTF8.self)
+                }
+            }
+            return result
+        }
+    }
+
+    private static let urlHeaders: Set<String> = ["location", "contentlocation", "referer", "referrer"]
+
+    /// Authorization-style values: keep a known scheme and the spaces after
+    /// it, redact the credentials.
+    private func redactCredentials(_ value: String) -> String {
+        let b = Array(value.utf8)
+        var i = 0
+        while i < b.count, b[i] == 0x20 || b[i] == 0x09 { i += 1 }
+        var j = i
+        while j < b.count, rdIsTChar(b[j]) { j += 1 }
+        var k = j
+        while k < b.count, b[k] == 0x20 || b[k] == 0x09 { k += 1 }
+        let scheme = String(decoding: b[i..<j], as: UTF8.self).lowercased()
+        guard j > i, k > j, k < b.count, Redactor.authSchemes.contains(scheme) else { return Redactor.marker }
+        return String(decoding: b[0..<k] + Redactor.markerBytes, as: UTF8.self)
+    }
+
+    private static let authSchemes: Set<String> = [
+        "basic", "bearer", "digest", "negotiate", "ntlm", "kerberos", "dpop", "gnap", "hoba", "mutual", "oauth",
+        "privatetoken", "concealed", "scram-sha-1", "scram-sha-256", "vapid", "token", "aws", "aws4-hmac-sha256",
+        "hawk", "apikey", "api-key", "key", "jwt", "mac", "ssws", "splunk", "googlelogin", "sharedkey",
+        "sharedkeylite",
+    ]
+
+    /// `a=1; b=2`: keep names and separators, redact every value. A piece
+    /// without `=` is all value.
+    private func redactCookie(_ value: String) -> String {
+        let b = Array(value.utf8)
+        var out: [UInt8] = []
+        var start = 0
+        while start <= b.count {
+            let end = b[start...].firstIndex(of: UInt8(ascii: ";")) ?? b.count
+            redactCookiePair(b[start..<end], into: &out)
+            if end == b.count { break }
+            out.append(UInt8(ascii: ";"))
+            start = end + 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func redactCookiePair(_ p: ArraySlice<UInt8>, into out: inout [UInt8]) {
+        if let eq = p.firstIndex(of: UInt8(ascii: "=")) {
+            out.append(contentsOf: p[...eq])
+            out.append(contentsOf: Redactor.markerBytes)
+            return
+        }
+        // No '=': the whole (trimmed) piece is a value; keep the whitespace.
+        var s = p.startIndex, e = p.endIndex
+        while s < e, p[s] == 0x20 || p[s] == 0x09 { s += 1 }
+        while e > s, p[e - 1] == 0x20 || p[e - 1] == 0x09 { e -= 1 }
+        out.append(contentsOf: p[p.startIndex..<s])
+        if s < e { out.append(contentsOf: Redactor.markerBytes) }
+        out.append(contentsOf: p[e..<p.endIndex])
+    }
+
+    /// `name=value; Path=/; Expires=Wed, 21 Oct 2015 07:28:00 GMT; HttpOnly`,
+    /// possibly several folded together with commas.
+    private func redactSetCookie(_ value: String) -> String {
+        let b = Array(value.utf8)
+        var out: [UInt8] = []
+        var start = 0
+        var startsCookie = true
+        var k = 0
+        while true {
+            // Find the end of this piece: ';', a comma that starts a new cookie, or the end.
+            var separator: UInt8? = nil
+            var nextStartsCookie = false
+            while k < b.count {
+                if b[k] == UInt8(ascii: ";") { separator = b[k]; break }
+                if b[k] == UInt8(ascii: ","), commaStartsCookie(b, at: k) {
+                    separator = b[k]; nextStartsCookie = true; break
+                }
+                k += 1
+            }
+            let piece = b[start..<k]
+            if startsCookie {
+                redactCookiePair(piece, into: &out)
+            } else {
+                let nameEnd = piece.firstIndex(of: UInt8(ascii: "=")) ?? piece.endIndex
+                let attribute = Redactor.normalize(utf8: piece[piece.startIndex..<nameEnd])
+                if Redactor.cookieAttributes.contains(attribute) {
+                    out.append(contentsOf: piece)
+                } else {
+                    redactCookiePair(piece, into: &out)
+                }
+            }
+            guard let separator else { break }
+            out.append(separator)
+            k += 1
+            start = k
+            startsCookie = nextStartsCookie
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func commaStartsCookie(_ b: [UInt8], at comma: Int) -> Bool {
+        var j = comma + 1
+        while j < b.count, b[j] == 0x20 || b[j] == 0x09 { j += 1 }
+        var k = j
+        while k < b.count, rdIsTChar(b[k]) { k += 1 }
+        return k > j && k < b.count && b[k] == UInt8(ascii: "=")
+    }
+
+    private static let cookieAttributes: Set<String> = [
+        "expires", "maxage", "domain", "path", "secure", "httponly", "samesite", "partitioned", "priority",
+        "version", "comment", "commenturl", "discard", "port",
+    ]
+
+    // MARK: - Bodies
+
+    /// A whole (not truncated) body: `.stored(redacted bytes)` or
+    /// `.withheld(reason:)` (reason for people, e.g. "duplicate key \"id\" in
+    /// a JSON object at depth 2"); `.none` for empty.
+    public func body(_ bytes: [UInt8], contentType: String?) -> BodyPayload {
+        if bytes.isEmpty { return .none }
+        let type = mediaType(contentType)
+        if type.hasPrefix("multipart/") {
+            return .withheld(reason: "\(type) bodies are not checked for secrets")
+        }
+        if type == "application/json" || type == "text/json" || type.hasSuffix("+json") {
+            return redactJSON(bytes)
+        }
+        if type == "application/x-www-form-urlencoded" {
+            return .stored(redactForm(bytes))
+        }
+        if type.isEmpty {
+            // No Content-Type: sniff JSON and forms.
+            let first = bytes.first { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }
+            if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+                let result = redactJSON(bytes)
+                if case .withheld(let reason) = result {
+                    return .withheld(reason: "no Content-Type and the body looks like JSON: " + reason)
+                }
+                return result
+            }
+            if bytes.contains(UInt8(ascii: "=")), bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+                return .stored(redactForm(bytes))
+            }
+        }
+        return .stored(bytes)
+    }
+
+    private func redactForm(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        redactParameters(bytes[...], into: &out)
+        return out
+    }
+
+    private func redactJSON(_ bytes: [UInt8]) -> BodyPayload {
+        do {
+            _ = try JSON.parse(bytes: bytes)
+        } catch {
+            // Never quote the parser's message: it shows the offending input,
+            // which may be a secret.
+            if error.message.hasPrefix("nesting is deeper") {
+                return .withheld(reason: "JSON nested deeper than \(Redactor.maxJSONDepth) levels")
+            }
+            return .withheld(reason: "invalid JSON (line \(error.line), column \(error.column))")
+        }
+        var scanner = RedactionJSONSplicer(bytes: bytes, redactor: self)
+        do {
+            return .stored(try scanner.run())
+        } catch {
+            switch error {
+            case .tooDeep:
+                return .withheld(reason: "JSON nested deeper than \(Redactor.maxJSONDepth) levels")
+            case .duplicateKey(let key, let depth):
+                var shown = String(String.UnicodeScalarView(key.unicodeScalars.prefix(64)))
+                if shown.unicodeScalars.count < key.unicodeScalars.count { shown += "…" }
+                return .withheld(reason: "duplicate key \(JSON.quote(shown)) in a JSON object at depth \(depth)")
+            }
+        }
+    }
+
+    static let markerBytes = Array(marker.utf8)
+    static let quotedMarkerBytes = Array(JSON.quote(marker).utf8)
+}
+
+// MARK: - JSON splicing
+
+private enum RedactionJSONFailure: Error {
+    case tooDeep
+    case duplicateKey(String, depth: Int)
+}
+
+/// Walks JSON that `JSON.parse` already accepted, checking depth and
+/// duplicate keys and recording byte ranges to replace.
+private struct RedactionJSONSplicer {
+    let b: [UInt8]
+    let redactor: Redactor
+    var i = 0
+    var out: [UInt8] = []
+    var copied = 0
+
+    init(bytes: [UInt8], redactor: Redactor) {
+        self.b = bytes
+        self.redactor = redactor
+        out.reserveCapacity(bytes.count)
+    }
+
+    mutating func run() throws(RedactionJSONFailure) -> [UInt8] {
+        if b.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        skipWhitespace()
+        try value(depth: 0, redacting: false)
+        out.append(contentsOf: b[copied...])
+        return out
+    }
+
+    mutating func replace(_ range: Range<Int>, with bytes: [UInt8]) {
+        out.append(contentsOf: b[copied..<range.lowerBound])
+        out.append(contentsOf: bytes)
+        copied = range.upperBound
+    }
+
+    mutating func skipWhitespace() {
+        while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
+    }
+
+    /// `depth` counts the arrays and objects around this value.
+    /// `redacting`: an enclosing value is being replaced as a whole.
+    mutating func value(depth: Int, redacting: Bool) throws(RedactionJSONFailure) {
+        switch b[i] {
+        case UInt8(ascii: "{"):
+            let inner = depth + 1
+            guard inner <= Redactor.maxJSONDepth else { throw .tooDeep }
+            i += 1
+            skipWhitespace()
+            if b[i] == UInt8(ascii: "}") { i += 1; return }
+            var seen = Set<String>()
+            while true {
+                skipWhitespace()
+                let keyStart = i
+                skipString()
+                let key = decodeString(keyStart..<i)
+                if !seen.insert(key).inserted { throw .duplicateKey(key, depth: inner) }
+                skipWhitespace()
+                i += 1  // ':'
+                skipWhitespace()
+                let valueStart = i
+                let sensitive = !redacting && redactor.isSensitive(normalized: Redactor.normalize(key))
+                try value(depth: inner, redacting: redacting || sensitive)
+                if sensitive { replace(valueStart..<i, with: Redactor.quotedMarkerBytes) }
+                skipWhitespace()
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                i += 1  // '}'
+                return
+            }
+        case UInt8(ascii: "["):
+            let inner = depth + 1
+            guard inner <= Redactor.maxJSONDepth else { throw .tooDeep }
+            i += 1
+            skipWhitespace()
+            if b[i] == UInt8(ascii: "]") { i += 1; return }
+            while true {
+                skipWhitespace()
+                try value(depth: inner, redacting: redacting)
+                skipWhitespace()
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                i += 1  // ']'
+                return
+            }
+        case UInt8(ascii: "\""):
+            let start = i
+            skipString()
+            if !redacting { stripJWTs(in: start..<i) }
+        default:
+            while i < b.count {
+                switch b[i] {
+                case UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x20, 0x09, 0x0A, 0x0D: return
+                default: i += 1
+                }
+            }
+        }
+    }
+
+    /// From an opening quote to just past the closing one.
+    mutating func skipString() {
+        i += 1
+        while b[i] != UInt8(ascii: "\"") {
+            i += b[i] == UInt8(ascii: "\\") ? 2 : 1
+        }
+        i += 1
+    }
+
+    /// The text of the string token at `range` (quotes included).
+    func decodeString(_ range: Range<Int>) -> String {
+        let inner = b[(range.lowerBound + 1)..<(range.upperBound - 1)]
+        if !inner.contains(UInt8(ascii: "\\")) { return String(decoding: inner, as: UTF8.self) }
+        if let s = try? JSON.parse(bytes: b[range]).stringValue { return s }
+        return String(decoding: inner, as: UTF8.self)
+    }
+
+    mutating func stripJWTs(in range: Range<Int>) {
+        let inner = b[(range.lowerBound + 1)..<(range.upperBound - 1)]
+        // A JWT has two dots; skip the work for most strings.
+        var dots = 0
+        for byte in inner where byte == UInt8(ascii: ".") { dots += 1; if dots == 2 { break } }
+        guard dots >= 2 else { return }
+        if !inner.contains(UInt8(ascii: "\\")) {
+            var stripped: [UInt8] = []
+            rdAppendStrippingJWTs(inner, to: &stripped)
+            if !stripped.elementsEqual(inner) {
+                replace(inner.startIndex..<inner.endIndex, with: stripped)
+            }
+        } else {
+            let text = Array(decodeString(range).utf8)
+            var stripped: [UInt8] = []
+            rdAppendStrippingJWTs(text[...], to: &stripped)
+            if stripped != text {
+                replace(range, with: Array(JSON.quote(String(decoding: stripped, as: UTF8.self)).utf8))
+            }
+        }
+    }
+}
+
+// MARK: - JWTs
+
+private func rdIsJWTByte(_ b: UInt8) -> Bool {
+    rdIsAlpha(b) || rdIsDigit(b) || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".")
+}
+
+/// Copies `b`, replacing the signature of every JWT in it with the marker.
+private func rdAppendStrippingJWTs(_ b: ArraySlice<UInt8>, to out: inout [UInt8]) {
+    var i = b.startIndex
+    while i < b.endIndex {
+        guard rdIsJWTByte(b[i]) else { out.append(b[i]); i += 1; continue }
+        var j = i
+        var dots = 0
+        while j < b.endIndex, rdIsJWTByte(b[j]) {
+            if b[j] == UInt8(ascii: ".") { dots += 1 }
+            j += 1
+        }
+        if dots >= 2 { rdAppendRun(b[i..<j], to: &out) } else { out.append(contentsOf: b[i..<j]) }
+        i = j
+    }
+}
+
+/// A run of base64url characters and dots.
+private func rdAppendRun(_ run: ArraySlice<UInt8>, to out: inout [UInt8]) {
+    var parts: [Range<Int>] = []
+    var start = run.startIndex
+    for k in run.indices where run[k] == UInt8(ascii: ".") {
+        parts.append(start..<k)
+        start = k + 1
+    }
+    parts.append(start..<run.endIndex)
+    var signatures = Set<Int>()
+    var k = 0
+    while k + 2 < parts.count {
+        if !parts[k].isEmpty, !parts[k + 1].isEmpty, !parts[k + 2].isEmpty, rdIsJWTHeader(run[parts[k]]) {
+            signatures.insert(k + 2)
+            k += 3
+        } else {
+            k += 1
+        }
+    }
+    guard !signatures.isEmpty else { out.append(contentsOf: run); return }
+    for (n, part) in parts.enumerated() {
+        if n > 0 { out.append(UInt8(ascii: ".")) }
+        if signatures.contains(n) { out.append(contentsOf: Redactor.markerBytes) } else { out.append(contentsOf: run[part]) }
+    }
+}
+
+/// Base64url that decodes to a JSON object with an "alg" member.
+private func rdIsJWTHeader(_ segment: ArraySlice<UInt8>) -> Bool {
+    guard segment.count >= 8, segment.count % 4 != 1 else { return false }  // {"alg":1} is 12 chars
+    guard let decoded = rdBase64URLDecode(segment) else { return false }
+    guard let first = decoded.first(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }),
+          first == UInt8(ascii: "{") else { return false }
+    guard let json = try? JSON.parse(bytes: decoded) else { return false }
+    return json["alg"] != nil
+}
+
+private func rdBase64URLDecode(_ s: ArraySlice<UInt8>) -> [UInt8]? {
+    var out: [UInt8] = []
+    out.reserveCapacity(s.count * 3 / 4)
+    var buffer: UInt32 = 0
+    var bits = 0
+    for c in s {
+        let v: UInt32
+        switch c {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): v = UInt32(c - UInt8(ascii: "A"))
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): v = UInt32(c - UInt8(ascii: "a")) + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): v = UInt32(c - UInt8(ascii: "0")) + 52
+        case UInt8(ascii: "-"): v = 62
+        case UInt8(ascii: "_"): v = 63
+        default: return nil
+        }
+        buffer = (buffer << 6) | v
+        bits += 6
+        if bits >= 8 {
+            bits -= 8
+            out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+        }
+    }
+    return out
+}
+
+// MARK: - Bytes
+
+private func rdIsAlpha(_ b: UInt8) -> Bool { (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") }
+private func rdIsDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
+
+/// RFC 9110 tchar.
+private func rdIsTChar(_ b: UInt8) -> Bool {
+    if rdIsAlpha(b) || rdIsDigit(b) { return true }
+    switch b {
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+         UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+         UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        return true
+    default:
+        return false
+    }
+}
+
+private func rdHexValue(_ b: UInt8) -> UInt8? {
+    switch b {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
+    default: return nil
+    }
+}
+
+/// One pass of percent-decoding; nil when nothing was decoded.
+private func rdPercentDecoded(_ b: [UInt8]) -> [UInt8]? {
+    guard b.contains(UInt8(ascii: "%")) else { return nil }
+    var out: [UInt8] = []
+    out.reserveCapacity(b.count)
+    var changed = false
+    var i = 0
+    while i < b.count {
+        if b[i] == UInt8(ascii: "%"), i + 2 < b.count, let hi = rdHexValue(b[i + 1]), let lo = rdHexValue(b[i + 2]) {
+            out.append(hi << 4 | lo)
+            changed = true
+            i += 3
+        } else {
+            out.append(b[i])
+            i += 1
+        }
+    }
+    return changed ? out : nil
+}
+
+/// NFKC through GNU libunistring; nil when it fails.
+private func rdNfkc(_ bytes: [UInt8]) -> [UInt8]? {
+    if bytes.isEmpty { return bytes }
+    return bytes.withUnsafeBufferPointer { buffer -> [UInt8]? in
+        var length = 0
+        guard let result = cunistring_nfkc(buffer.baseAddress, buffer.count, &length) else { return nil }
+        defer { free(result) }
+        return Array(UnsafeBufferPointer(start: result, count: length))
+    }
+}
+
+private func rdFind(_ haystack: [UInt8], _ needle: [UInt8], from start: Int) -> Int? {
+    guard needle.count <= haystack.count else { return nil }
+    var i = start
+    while i + needle.count <= haystack.count {
+        if haystack[i] == needle[0], haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
+        i += 1
+    }
+    return nil
+}
+
+private func rdContains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    rdFind(haystack, needle, from: 0) != nil
+}

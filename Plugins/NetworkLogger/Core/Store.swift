@@ -1,0 +1,358 @@
+import Synchronization
+
+/// The bounds of the log (defaults from the issue: 500 entries, 1 MiB per
+/// body, 20 MiB of bodies in all).
+public struct LogLimits: Sendable, Equatable {
+    public static let entryRange = 1...100_000
+    public var entryLimit = 500
+    /// Bodies larger than this are withheld (size only): a truncated body cannot be checked for secrets.
+    public var bodyCap = 1 << 20
+    /// Past this many stored body bytes, the payloads of the oldest completed entries are dropped.
+    public var bodyBudget = 20 << 20
+
+    public init(entryLimit: Int = 500, bodyCap: Int = 1 << 20, bodyBudget: Int = 20 << 20) {
+        self.entryLimit = entryLimit
+        self.bodyCap = bodyCap
+        self.bodyBudget = bodyBudget
+    }
+
+    /// Why these limits are not acceptable, or nil.
+    public var problem: String? {
+        if !LogLimits.entryRange.contains(entryLimit) { return "entry limit \(entryLimit) is outside 1...100000" }
+        if bodyCap < 0 { return "body cap \(bodyCap) is negative" }
+        if bodyBudget < 0 { return "body budget \(bodyBudget) is negative" }
+        return nil
+    }
+}
+
+/// Windshield's capture rules: an ignored request stores nothing; a
+/// metadata-only one stores no body bytes. A rule matches a host exactly,
+/// or every subdomain with "*.example.com"; optionally only paths under a
+/// prefix and only some methods.
+public struct CaptureRule: Sendable, Equatable {
+    public enum Kind: String, Sendable { case ignore, metadataOnly = "metadata-only" }
+    public var kind: Kind
+    public var host: String
+    public var pathPrefix: String
+    /// Uppercased; empty means every method.
+    public var methods: [String]
+
+    public init(kind: Kind, host: String, pathPrefix: String = "", methods: [String] = []) {
+        self.kind = kind
+        self.host = host.lowercased()
+        self.pathPrefix = pathPrefix
+        self.methods = methods.map { $0.uppercased() }
+    }
+
+    public func matches(method: String, url: URLParts) -> Bool {
+        let hostMatches = host.hasPrefix("*.") ? url.host.hasSuffix(String(host.dropFirst(1))) : url.host == host
+        return hostMatches && (pathPrefix.isEmpty || url.path.hasPrefix(pathPrefix))
+            && (methods.isEmpty || methods.contains(method.uppercased()))
+    }
+}
+
+/// What a completed exchange brings: the response side of an entry before redaction.
+public struct RawResponse: Sendable {
+    public var status: Int
+    public var statusText = ""
+    public var httpVersion = "HTTP/1.1"
+    public var headers: [Header] = []
+    public var body: [UInt8] = []
+    /// The body's size as received when `body` holds only part of it (HAR imports with a declared size); nil means body.count.
+    public var bodySize: Int?
+    public var redirectURL = ""
+    public var serverIP: String?
+    public var timings = Timings()
+
+    public init(status: Int) { self.status = status }
+}
+
+/// The bounded, redacted log. Appending is O(1) amortised: entries live in a
+/// ring indexed by id, and the body budget is enforced by a cursor that
+/// walks forward over the oldest entries.
+public final class NetworkStore: @unchecked Sendable {
+    private struct Ring {
+        var slots: [NetworkEntry?]
+        var start = 0
+        var count = 0
+        /// Id of the entry in `slots[start]` when count > 0.
+        var firstID: UInt64 = 1
+        var nextID: UInt64 = 1
+        var storedBytes = 0
+        /// Every entry with a smaller id holds no payload or is still pending.
+        var payloadCursor: UInt64 = 1
+
+        init(capacity: Int) { slots = Array(repeating: nil, count: capacity) }
+
+        func slot(_ id: UInt64) -> Int? {
+            guard count > 0, id >= firstID, id < firstID + UInt64(count) else { return nil }
+            return (start + Int(id - firstID)) % slots.count
+        }
+    }
+
+    private let state: Mutex<Ring>
+    private let settings: Mutex<(limits: LogLimits, rules: [CaptureRule])>
+    public let redactor: Redactor
+    private let listeners = Mutex<[(UInt64, @Sendable (NetworkEntry) -> Void)]>([])
+    private let listenerID = Atomic<UInt64>(1)
+
+    public init(limits: LogLimits = LogLimits(), rules: [CaptureRule] = [], redactor: Redactor = Redactor()) {
+        state = Mutex(Ring(capacity: limits.entryLimit))
+        settings = Mutex((limits, rules))
+        self.redactor = redactor
+    }
+
+    // MARK: configuration
+
+    public var limits: LogLimits { settings.withLock { $0.limits } }
+    public var rules: [CaptureRule] { settings.withLock { $0.rules } }
+
+    /// New limits apply to new bodies; a smaller entry limit evicts the oldest now.
+    public func setLimits(_ limits: LogLimits) {
+        settings.withLock { $0.limits = limits }
+        state.withLock { ring in
+            let kept = ring.count > 0 ? (0..<ring.count).compactMap { ring.slots[(ring.start + $0) % ring.slots.count] } : []
+            var next = Ring(capacity: limits.entryLimit)
+            for entry in kept.suffix(limits.entryLimit) { NetworkStore.append(entry, to: &next) }
+            next.nextID = ring.nextID
+            if next.count == 0 { next.firstID = ring.nextID }
+            next.payloadCursor = next.firstID
+            ring = next
+            NetworkStore.enforceBudget(&ring, budget: limits.bodyBudget)
+        }
+    }
+
+    public func setRules(_ rules: [CaptureRule]) { settings.withLock { $0.rules = rules } }
+
+    /// The rule that decides for this request, if any (ignore wins over metadata-only).
+    public func rule(method: String, url: String) -> CaptureRule.Kind? {
+        guard let parts = URLParts(url) else { return nil }
+        let matching = rules.filter { $0.matches(method: method, url: parts) }
+        if matching.contains(where: { $0.kind == .ignore }) { return .ignore }
+        return matching.isEmpty ? nil : .metadataOnly
+    }
+
+    // MARK: recording
+
+    /// Records a request that has started. Returns its id, or nil when an
+    /// ignore rule matches (nothing is stored).
+    public func begin(source: EntrySource, startedAt: Double, method: String, url: String, headers: [Header],
+                      body: [UInt8], stubbed: Bool = false) -> UInt64? {
+        let kind = rule(method: method, url: url)
+        if kind == .ignore { return nil }
+        var entry = NetworkEntry(source: source, startedAt: startedAt, method: method, url: redactor.url(url))
+        entry.requestHeaders = redactor.headers(headers)
+        entry.requestBody = ingest(body, size: body.count, contentType: headers.first("Content-Type"), metadataOnly: kind == .metadataOnly,
+                                   side: "request", notes: &entry.notes)
+        entry.stubbed = stubbed
+        return append(entry)
+    }
+
+    /// Completes a pending entry with its response. False when the id is unknown or evicted.
+    @discardableResult
+    public func complete(_ id: UInt64, _ response: RawResponse) -> Bool {
+        guard let pending = entry(id) else { return false }
+        let metadataOnly = rule(method: pending.method, url: pending.url) == .metadataOnly
+        var notes: [String] = []
+        let body = ingest(response.body, size: response.bodySize ?? response.body.count, contentType: response.headers.first("Content-Type"),
+                          metadataOnly: metadataOnly, side: "response", notes: &notes)
+        let headers = redactor.headers(response.headers)
+        let redirect = response.redirectURL.isEmpty ? "" : redactor.url(response.redirectURL)
+        return update(id) { e in
+            e.state = .complete
+            e.status = response.status
+            e.statusText = response.statusText
+            e.httpVersion = response.httpVersion
+            e.responseHeaders = headers
+            e.responseBody = body
+            e.redirectURL = redirect
+            e.serverIP = response.serverIP
+            e.timings = response.timings
+            e.notes += notes
+        }
+    }
+
+    /// Completes a pending entry without a response.
+    @discardableResult
+    public func fail(_ id: UInt64, error: String, timings: Timings? = nil) -> Bool {
+        update(id) { e in
+            e.state = .failed
+            e.error = error
+            if let timings { e.timings = timings }
+        }
+    }
+
+    /// Adds a finished entry (an import or a file being opened): request and
+    /// response sides pass redaction like captured ones. Bodies arrive as
+    /// `.stored(raw bytes)`. Returns nil when an ignore rule matches.
+    public func add(_ raw: NetworkEntry) -> UInt64? {
+        let kind = rule(method: raw.method, url: raw.url)
+        if kind == .ignore { return nil }
+        var e = raw
+        e.url = redactor.url(raw.url)
+        e.redirectURL = raw.redirectURL.isEmpty ? "" : redactor.url(raw.redirectURL)
+        e.requestHeaders = redactor.headers(raw.requestHeaders)
+        e.responseHeaders = redactor.headers(raw.responseHeaders)
+        e.requestBody = reingest(raw.requestBody, metadataOnly: kind == .metadataOnly, side: "request", notes: &e.notes)
+        e.responseBody = reingest(raw.responseBody, metadataOnly: kind == .metadataOnly, side: "response", notes: &e.notes)
+        return append(e)
+    }
+
+    /// Adds entries that were redacted when first stored (a persisted log
+    /// file): no second pass, ids are new.
+    public func restore(_ entries: [NetworkEntry]) {
+        for e in entries { _ = append(e) }
+    }
+
+    private func reingest(_ body: Body, metadataOnly: Bool, side: String, notes: inout [String]) -> Body {
+        guard case .stored(let bytes) = body.payload else { return body }
+        var b = ingest(bytes, size: max(body.size, bytes.count), contentType: body.mimeType, metadataOnly: metadataOnly, side: side, notes: &notes)
+        if b.mimeType.isEmpty { b.mimeType = body.mimeType }
+        return b
+    }
+
+    /// Decides what is kept of one body: nothing (metadata-only), its size
+    /// (over the cap, or not checkable), or its redacted bytes.
+    private func ingest(_ bytes: [UInt8], size: Int, contentType: String?, metadataOnly: Bool, side: String,
+                        notes: inout [String]) -> Body {
+        let mime = mediaType(contentType)
+        if size == 0 && bytes.isEmpty { return Body(payload: .none, size: 0, mimeType: mime) }
+        if metadataOnly {
+            notes.append("\(side) body not kept: a metadata-only rule matches")
+            return Body(payload: .skipped, size: size, mimeType: mime)
+        }
+        let cap = limits.bodyCap
+        if size > cap || bytes.count < size {
+            let why = size > cap ? "larger than the \(ByteCount.text(cap)) body cap" : "only \(bytes.count) of \(size) bytes are known"
+            notes.append("\(side) body withheld: \(why)")
+            return Body(payload: .withheld(reason: why), size: size, mimeType: mime)
+        }
+        let payload = redactor.body(bytes, contentType: contentType ?? mime)
+        if case .withheld(let why) = payload { notes.append("\(side) body withheld: \(why)") }
+        return Body(payload: payload, size: size, mimeType: mime)
+    }
+
+    // MARK: the ring
+
+    private func append(_ entry: NetworkEntry) -> UInt64 {
+        let budget = limits.bodyBudget
+        let stored = state.withLock { ring -> NetworkEntry in
+            var e = entry
+            e.id = ring.nextID
+            NetworkStore.append(e, to: &ring)
+            NetworkStore.enforceBudget(&ring, budget: budget)
+            return ring.slots[ring.slot(e.id)!]!
+        }
+        announce(stored)
+        return stored.id
+    }
+
+    /// Appends an entry whose id is already set (ids stay contiguous).
+    private static func append(_ entry: NetworkEntry, to ring: inout Ring) {
+        let e = entry
+        ring.nextID = max(ring.nextID, e.id + 1)
+        if ring.count == ring.slots.count {
+            // Full: the oldest entry leaves.
+            if let old = ring.slots[ring.start] { ring.storedBytes -= old.requestBody.storedByteCount + old.responseBody.storedByteCount }
+            ring.slots[ring.start] = nil
+            ring.start = (ring.start + 1) % ring.slots.count
+            ring.firstID += 1
+            ring.count -= 1
+            ring.payloadCursor = max(ring.payloadCursor, ring.firstID)
+        }
+        if ring.count == 0 { ring.firstID = e.id; ring.start = 0; ring.payloadCursor = max(ring.payloadCursor, e.id) }
+        ring.slots[(ring.start + ring.count) % ring.slots.count] = e
+        ring.count += 1
+        ring.storedBytes += e.requestBody.storedByteCount + e.responseBody.storedByteCount
+    }
+
+    /// Drops the payloads of the oldest completed entries until the stored
+    /// bytes fit the budget; their metadata stays and the entry says so.
+    private static func enforceBudget(_ ring: inout Ring, budget: Int) {
+        var id = max(ring.payloadCursor, ring.firstID)
+        var advancing = true
+        while ring.storedBytes > budget, let slot = ring.slot(id) {
+            if var e = ring.slots[slot] {
+                if e.state == .pending {
+                    advancing = false // its body may still come: the cursor must not pass it
+                } else {
+                    for side in [\NetworkEntry.requestBody, \NetworkEntry.responseBody] where e[keyPath: side].storedByteCount > 0 {
+                        ring.storedBytes -= e[keyPath: side].storedByteCount
+                        e[keyPath: side].payload = .dropped
+                        e.notes.append("\(side == \NetworkEntry.requestBody ? "request" : "response") body dropped: the log keeps at most \(ByteCount.text(budget)) of bodies")
+                    }
+                    ring.slots[slot] = e
+                }
+            }
+            id += 1
+            if advancing { ring.payloadCursor = id }
+        }
+    }
+
+    private func update(_ id: UInt64, _ change: (inout NetworkEntry) -> Void) -> Bool {
+        let budget = limits.bodyBudget
+        let updated: NetworkEntry? = state.withLock { ring in
+            guard let slot = ring.slot(id), var e = ring.slots[slot] else { return nil }
+            let before = e.requestBody.storedByteCount + e.responseBody.storedByteCount
+            change(&e)
+            ring.slots[slot] = e
+            ring.storedBytes += e.requestBody.storedByteCount + e.responseBody.storedByteCount - before
+            ring.payloadCursor = min(ring.payloadCursor, id)
+            NetworkStore.enforceBudget(&ring, budget: budget)
+            return ring.slots[slot]
+        }
+        if let updated { announce(updated) }
+        return updated != nil
+    }
+
+    // MARK: reading
+
+    public func entry(_ id: UInt64) -> NetworkEntry? {
+        state.withLock { ring in ring.slot(id).flatMap { ring.slots[$0] } }
+    }
+
+    /// Every entry, oldest first (a copy: readers never hold the lock).
+    public func entries() -> [NetworkEntry] {
+        state.withLock { ring in (0..<ring.count).compactMap { ring.slots[(ring.start + $0) % ring.slots.count] } }
+    }
+
+    public var count: Int { state.withLock { $0.count } }
+    public var storedBodyBytes: Int { state.withLock { $0.storedBytes } }
+
+    /// Removes every entry; ids keep increasing.
+    public func clear() {
+        let capacity = limits.entryLimit
+        state.withLock { ring in
+            let next = ring.nextID
+            ring = Ring(capacity: capacity)
+            ring.nextID = next
+            ring.firstID = next
+            ring.payloadCursor = next
+        }
+    }
+
+    // MARK: listeners (net.tail, events, persistence)
+
+    /// Called with each new or updated entry, outside the lock, on the recording thread.
+    @discardableResult
+    public func listen(_ listener: @escaping @Sendable (NetworkEntry) -> Void) -> UInt64 {
+        let id = listenerID.add(1, ordering: .relaxed).oldValue
+        listeners.withLock { $0.append((id, listener)) }
+        return id
+    }
+
+    public func stopListening(_ id: UInt64) { listeners.withLock { $0.removeAll { $0.0 == id } } }
+
+    private func announce(_ entry: NetworkEntry) {
+        for (_, l) in listeners.withLock({ $0 }) { l(entry) }
+    }
+}
+
+/// Byte counts for people: "1 MiB", "512 KiB", "37 B".
+public enum ByteCount {
+    public static func text(_ n: Int) -> String {
+        if n >= 1 << 20 && n % (1 << 20) == 0 { return "\(n >> 20) MiB" }
+        if n >= 1 << 10 && n % (1 << 10) == 0 { return "\(n >> 10) KiB" }
+        return "\(n) B"
+    }
+}

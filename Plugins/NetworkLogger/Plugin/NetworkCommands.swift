@@ -1,0 +1,180 @@
+import NetworkLog
+import PincerPluginKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The net.* commands. Every view reads the redacted store, so no export
+/// shows what another hides.
+struct NetworkCommands {
+    let logger: LoggerState
+    var store: NetworkStore { logger.store }
+
+    static func filter(_ text: String) throws -> NetworkFilter {
+        do { return try NetworkFilter(text) } catch { throw CommandError.invalidArgument("filter \"\(text)\": \(error)") }
+    }
+
+    func entry(_ id: UInt64) throws -> NetworkEntry {
+        guard let e = store.entry(id) else {
+            throw CommandError("no entry #\(id) (the log holds \(store.count) entries; ids are in net.list)", status: PINCER_NOT_FOUND)
+        }
+        return e
+    }
+
+    func register(with host: PluginHost) throws {
+        let store = self.store, logger = self.logger, commands = self
+        try host.addCommand("list(filter: string = \"\") -> string", summary: "Logged requests, oldest first (filter: see net.help-filter)",
+                            jsonResult: true) { args in
+            let f = try NetworkCommands.filter(args[0].string)
+            return .string(JSON.array(store.entries().filter(f.matches).map(\.summaryJSON)).serialized())
+        }
+        try host.addCommand("entry(id: u64) -> string", summary: "One entry, everything the log kept, as JSON", jsonResult: true) { args in
+            .string(try commands.entry(args[0].u64).json.serialized())
+        }
+        try host.addCommand("show(id: u64) -> string", summary: "One entry as text: request, response, timings, what was redacted or withheld") { args in
+            .string(TextExport.render(try commands.entry(args[0].u64)))
+        }
+        try host.addCommand("curl(id: u64) -> string", summary: "A cURL command that repeats the request (safe to paste into bash)") { args in
+            .string(Curl.command(for: try commands.entry(args[0].u64)))
+        }
+        try host.addCommand("export-har(file: string, filter: string = \"\") -> string",
+                            summary: "Write the (filtered) log as HAR 1.2, streamed to the file") { args in
+            let f = try NetworkCommands.filter(args[1].string)
+            let entries = store.entries().filter(f.matches)
+            let bytes = try HARFile.write(entries, to: args[0].string)
+            return .string("wrote \(entries.count) entr\(entries.count == 1 ? "y" : "ies") (\(bytes) bytes) to \(args[0].string)")
+        }
+        try host.addCommand("import-har(file: string) -> string", summary: "Add a HAR file's entries to the log (redacted on the way in)",
+                            changesState: true, jsonResult: true) { args in
+            let path = args[0].string
+            let bytes = try HARFile.read(path)
+            let result: HARImportResult
+            do { result = try HARImport.read(bytes) } catch { throw CommandError.invalidArgument("\(path): \(error)") }
+            var ignored = 0
+            for e in result.entries where store.add(e) == nil { ignored += 1 }
+            return .string(JSON.object([
+                ("file", .string(path)), ("imported", .int(Int64(result.entries.count - ignored))),
+                ("ignored", .int(Int64(ignored))), ("skipped", .int(Int64(result.skipped.count))),
+                ("total", .int(Int64(result.entries.count + result.skipped.count))),
+                ("problems", .array(result.skipped.map { .object([("entry", .int(Int64($0.index))), ("reason", .string($0.reason))]) })),
+            ]).serialized())
+        }
+        try host.addCommand("stats(filter: string = \"\") -> string", summary: "Traffic stats: failures, percentiles, slowest endpoints, hosts",
+                            jsonResult: true) { args in
+            let f = try NetworkCommands.filter(args[0].string)
+            return .string(TrafficStats(store.entries().filter(f.matches)).json.serialized())
+        }
+        try host.addCommand("waterfall(file: string, filter: string = \"\") -> string",
+                            summary: "Draw the (filtered) log as an SVG waterfall, coloured by outcome") { args in
+            let f = try NetworkCommands.filter(args[1].string)
+            let entries = store.entries().filter(f.matches)
+            try TextFile.writeAtomically(Waterfall.svg(entries), to: args[0].string)
+            return .string("wrote \(entries.count) request\(entries.count == 1 ? "" : "s") to \(args[0].string)")
+        }
+        try host.addCommand("clear() -> string", summary: "Remove every entry from the log", changesState: true) { _ in
+            let n = store.count
+            store.clear()
+            return .string("removed \(n) entr\(n == 1 ? "y" : "ies")")
+        }
+        try host.addCommand("tail(filter: string = \"\", limit: i64 = 0) -> string",
+                            summary: "Follow new entries live (this process and the persisted log); stop after `limit` if > 0",
+                            details: "Prints one line per finished entry as it arrives. Ctrl-C stops it.") { args in
+            try Tail(logger: logger, filter: NetworkCommands.filter(args[0].string), limit: Int(args[1].i64)).run { args.output($0) }
+        }
+        try host.addCommand("ignore-host(host: string, path: string = \"\", methods: string = \"\") -> string",
+                            summary: "Store nothing for this host (\"*.example.com\" for subdomains), optionally only under a path prefix and for some methods",
+                            changesState: true) { args in
+            try commands.addRule(.ignore, args)
+        }
+        try host.addCommand("metadata-only(host: string, path: string = \"\", methods: string = \"\") -> string",
+                            summary: "Store no body bytes for this host (and path prefix, methods)", changesState: true) { args in
+            try commands.addRule(.metadataOnly, args)
+        }
+        try host.addCommand("rules() -> string", summary: "Ignore and metadata-only rules, in order", jsonResult: true) { _ in
+            .string(JSON.array(logger.current.rules.enumerated().map { i, r in
+                .object([("index", .int(Int64(i + 1))), ("kind", .string(r.kind.rawValue)), ("host", .string(r.host)),
+                         ("path", .string(r.pathPrefix)), ("methods", .string(r.methods.joined(separator: ",")))])
+            }).serialized())
+        }
+        try host.addCommand("remove-rule(index: i32) -> string", summary: "Remove a rule by its net.rules index", changesState: true) { args in
+            let i = Int(args[0].i32)
+            try logger.update { c in
+                guard (1...c.rules.count).contains(i) else { throw CommandError.invalidArgument("no rule \(i) (there are \(c.rules.count))") }
+                c.rules.remove(at: i - 1)
+            }
+            return .string("removed rule \(i)")
+        }
+        try host.addCommand("limits(entries: i64 = 0, body_cap: i64 = -1, budget: i64 = -1) -> string",
+                            summary: "Show or set the entry limit (1-100000), the per-body cap and the total body budget (bytes)",
+                            changesState: true, jsonResult: true) { args in
+            try logger.update { c in
+                if args[0].i64 > 0 { c.limits.entryLimit = Int(args[0].i64) }
+                if args[1].i64 >= 0 { c.limits.bodyCap = Int(args[1].i64) }
+                if args[2].i64 >= 0 { c.limits.bodyBudget = Int(args[2].i64) }
+                if args[0].i64 < 0 { throw CommandError.invalidArgument("entries must be 1...100000") }
+            }
+            let l = logger.current.limits
+            return .string(JSON.object([("entries", .int(Int64(l.entryLimit))), ("bodyCap", .int(Int64(l.bodyCap))),
+                                        ("budget", .int(Int64(l.bodyBudget))), ("held", .int(Int64(store.count))),
+                                        ("storedBodyBytes", .int(Int64(store.storedBodyBytes)))]).serialized())
+        }
+        try host.addCommand("persist(days: i32) -> string",
+                            summary: "Keep the (redacted) log in the state directory for this many days; 0 keeps it in memory only",
+                            changesState: true) { args in
+            let days = Int(args[0].i32)
+            guard (0...3650).contains(days) else { throw CommandError.invalidArgument("days must be 0...3650") }
+            try logger.update { $0.persistDays = days }
+            return .string(days == 0 ? "the log is kept in memory only" : "the log is kept in \(logger.logFilePath ?? "?") for \(days) day\(days == 1 ? "" : "s")")
+        }
+        try host.addCommand("open(file: string) -> string", summary: "Load a persisted log file (network-log.ndjson) into this session's log",
+                            jsonResult: true) { args in
+            let path = args[0].string
+            let contents: LogFile.Contents
+            do throws(LogFile.FileError) { contents = try LogFile.read(path) } catch { throw CommandError(error.description, status: PINCER_NOT_FOUND) }
+            store.restore(contents.entries)
+            return .string(JSON.object([("file", .string(path)), ("loaded", .int(Int64(contents.entries.count))),
+                                        ("skipped", .array(contents.skipped.map { .object([("line", .int(Int64($0.line))), ("reason", .string($0.reason))]) }))]).serialized())
+        }
+    }
+
+    func addRule(_ kind: CaptureRule.Kind, _ args: Arguments) throws -> CommandValue {
+        let host = args[0].string.lowercased()
+        guard !host.isEmpty, !host.contains("/") else { throw CommandError.invalidArgument("host '\(args[0].string)' is not a host name") }
+        let methods = args[2].string.split(separator: ",").map { String($0).trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
+        let rule = CaptureRule(kind: kind, host: host, pathPrefix: args[1].string, methods: methods)
+        try logger.update { $0.rules.append(rule) }
+        return .string("\(kind.rawValue): \(host)\(rule.pathPrefix)\(methods.isEmpty ? "" : " (\(rule.methods.joined(separator: ",")))")")
+    }
+}
+
+/// HAR files on disk: read whole; written as a stream through a buffered file.
+enum HARFile {
+    static func read(_ path: String) throws -> [UInt8] {
+        do throws(LogFile.FileError) { return try LogFile.readAll(path) } catch { throw CommandError(error.description, status: PINCER_NOT_FOUND) }
+    }
+
+    /// Streams the export into a temporary file and renames it into place.
+    static func write(_ entries: [NetworkEntry], to path: String) throws -> Int {
+        let temporary = "\(path).tmp-\(getpid())"
+        guard let f = fopen(temporary, "wb") else { throw CommandError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        var written = 0
+        do {
+            try HARExport.write(entries, creator: (name: "pincer", version: "0.1.0")) { chunk in
+                let n = chunk.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, f) }
+                guard n == chunk.count else { throw CommandError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
+                written += n
+            }
+            guard fflush(f) == 0, fsync(fileno(f)) == 0 else { throw CommandError("cannot flush \(temporary): \(String(cString: strerror(errno)))") }
+        } catch {
+            fclose(f)
+            unlink(temporary)
+            throw error
+        }
+        fclose(f)
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw CommandError("cannot replace \(path): \(String(cString: strerror(errno)))")
+        }
+        return written
+    }
+}

@@ -1,0 +1,134 @@
+import NetworkLog
+import PincerPluginKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The "pincer.network/1" table (SDK/include/pincer/network.h): how capture
+/// code and any other recorder put exchanges into the log.
+final class NetworkService: @unchecked Sendable {
+    let store: NetworkStore
+    private let errors = ThreadErrorMessage()
+    /// Lives until the plugin's shutdown as service.h requires; never freed.
+    let table: UnsafeMutablePointer<pincer_network_service_t>
+
+    init(store: NetworkStore) {
+        self.store = store
+        table = .allocate(capacity: 1)
+        table.initialize(to: NetworkService.makeTable())
+        table.pointee.header.context = Unmanaged.passRetained(self).toOpaque()
+    }
+
+    static func with<R>(_ context: UnsafeMutableRawPointer?, _ body: (NetworkService) -> R) -> R {
+        Unmanaged<NetworkService>.fromOpaque(context!)._withUnsafeGuaranteedRef(body)
+    }
+
+    func fail(_ status: pincer_status_t, _ message: String) -> pincer_status_t {
+        errors.set(message)
+        return status
+    }
+
+    static func headers(_ list: UnsafePointer<pincer_http_header_t>?, _ count: UInt32) -> [Header]? {
+        guard count > 0 else { return [] }
+        guard let list else { return nil }
+        var out: [Header] = []
+        out.reserveCapacity(Int(count))
+        for i in 0..<Int(count) {
+            guard let n = list[i].name, let v = list[i].value else { return nil }
+            out.append(Header(String(cString: n), String(cString: v)))
+        }
+        return out
+    }
+
+    static func bytes(_ p: UnsafePointer<UInt8>?, _ n: UInt64) -> [UInt8]? {
+        guard n > 0 else { return [] }
+        guard let p else { return nil }
+        return Array(UnsafeBufferPointer(start: p, count: Int(n)))
+    }
+
+    static func timings(_ t: pincer_network_timings_t) -> Timings {
+        var out = Timings()
+        out.blocked = t.blocked
+        out.dns = t.dns
+        out.connect = t.connect
+        out.ssl = t.ssl
+        out.send = max(t.send, 0)
+        out.wait = max(t.wait, 0)
+        out.receive = max(t.receive, 0)
+        return out
+    }
+
+    private static func makeTable() -> pincer_network_service_t {
+        var t = pincer_network_service_t()
+        t.header.struct_size = UInt32(MemoryLayout<pincer_network_service_t>.size)
+        t.begin = { ctx, request in
+            NetworkService.with(ctx) { s in
+                guard let r = request?.pointee, r.struct_size >= UInt32(MemoryLayout<pincer_network_request_t>.size) else {
+                    _ = s.fail(PINCER_INVALID_ARGUMENT, "begin: request is NULL or its struct_size is too small")
+                    return 0
+                }
+                guard let method = r.method, let url = r.url, method.pointee != 0 else {
+                    _ = s.fail(PINCER_INVALID_ARGUMENT, "begin: method and url are required")
+                    return 0
+                }
+                let urlText = String(cString: url)
+                guard URLParts(urlText) != nil else {
+                    _ = s.fail(PINCER_INVALID_ARGUMENT, "begin: '\(urlText)' is not an absolute URL")
+                    return 0
+                }
+                guard let headers = NetworkService.headers(r.headers, r.header_count), let body = NetworkService.bytes(r.body, r.body_length) else {
+                    _ = s.fail(PINCER_INVALID_ARGUMENT, "begin: a header has a NULL name or value, or body is NULL with a length")
+                    return 0
+                }
+                let started = r.started_at > 0 ? r.started_at : Clock.now()
+                return s.store.begin(source: .captured, startedAt: started, method: String(cString: method), url: urlText,
+                                     headers: headers, body: body, stubbed: r.flags & PINCER_NETWORK_STUBBED != 0) ?? 0
+            }
+        }
+        t.complete = { ctx, id, response in
+            NetworkService.with(ctx) { s in
+                guard let r = response?.pointee, r.struct_size >= UInt32(MemoryLayout<pincer_network_response_t>.size) else {
+                    return s.fail(PINCER_INVALID_ARGUMENT, "complete: response is NULL or its struct_size is too small")
+                }
+                guard let headers = NetworkService.headers(r.headers, r.header_count), let body = NetworkService.bytes(r.body, r.body_length) else {
+                    return s.fail(PINCER_INVALID_ARGUMENT, "complete: a header has a NULL name or value, or body is NULL with a length")
+                }
+                var raw = RawResponse(status: Int(r.status))
+                raw.statusText = r.status_text.map { String(cString: $0) } ?? ""
+                raw.httpVersion = r.http_version.map { String(cString: $0) } ?? "HTTP/1.1"
+                raw.headers = headers
+                raw.body = body
+                raw.redirectURL = r.redirect_url.map { String(cString: $0) } ?? ""
+                raw.serverIP = r.server_ip.map { String(cString: $0) }
+                raw.timings = NetworkService.timings(r.timings)
+                return s.store.complete(id, raw) ? PINCER_OK : s.fail(PINCER_NOT_FOUND, "complete: no pending entry \(id) (unknown or evicted)")
+            }
+        }
+        t.fail = { ctx, id, error, timings in
+            NetworkService.with(ctx) { s in
+                guard let error else { return s.fail(PINCER_INVALID_ARGUMENT, "fail: error is NULL") }
+                return s.store.fail(id, error: String(cString: error), timings: timings.map { NetworkService.timings($0.pointee) })
+                    ? PINCER_OK : s.fail(PINCER_NOT_FOUND, "fail: no entry \(id) (unknown or evicted)")
+            }
+        }
+        t.is_ignored = { ctx, method, url in
+            NetworkService.with(ctx) { s in
+                guard let method, let url else { return false }
+                return s.store.rule(method: String(cString: method), url: String(cString: url)) == .ignore
+            }
+        }
+        t.last_error = { ctx in
+            NetworkService.with(ctx) { $0.errors.pointer }
+        }
+        return t
+    }
+}
+
+enum Clock {
+    /// Unix time in seconds.
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

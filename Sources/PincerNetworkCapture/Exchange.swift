@@ -1,0 +1,135 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One HTTP header line, as sent or received.
+public struct HTTPHeader: Sendable, Equatable, CustomStringConvertible {
+    public var name: String
+    public var value: String
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+    public var description: String { "\(name): \(value)" }
+}
+
+/// A request ready to be sent: one hop of an exchange (the app's request, or
+/// a request that follows a redirect).
+///
+/// The body is always held whole in `body`: a stream body the app supplied
+/// (`httpBodyStream`) has been read to its end, and is sent again as a stream
+/// (`bodyIsStream`) so the server sees the same framing as without capture.
+public struct CaptureRequest: Sendable {
+    /// The request without its body (`httpBody` and `httpBodyStream` are nil);
+    /// URL, method, headers, timeout and cache policy are the app's.
+    public var urlRequest: URLRequest
+    /// The full body, or nil for none.
+    public var body: Data?
+    /// The app supplied the body as a stream: it is sent as a stream again.
+    public var bodyIsStream: Bool
+    /// 0 for the app's request, n for the request that follows the n-th redirect.
+    public var redirectCount: Int
+    /// Headers the session adds from its configuration (`httpAdditionalHeaders`);
+    /// the request's own headers take precedence (case-insensitive).
+    public var configurationHeaders: [HTTPHeader]
+
+    public init(urlRequest: URLRequest, body: Data?, bodyIsStream: Bool = false, redirectCount: Int = 0,
+                configurationHeaders: [HTTPHeader] = []) {
+        var bare = urlRequest
+        bare.httpBody = nil
+        bare.httpBodyStream = nil
+        self.urlRequest = bare
+        self.body = body
+        self.bodyIsStream = bodyIsStream
+        self.redirectCount = redirectCount
+        self.configurationHeaders = configurationHeaders
+    }
+
+    public var method: String { urlRequest.httpMethod ?? "GET" }
+    public var url: URL? { urlRequest.url }
+
+    /// The headers sent with this request: the configuration's, overridden by
+    /// the request's, plus the Content-Type URLSession adds to a POST with a
+    /// body and no Content-Type. (libcurl's own Host, Accept, Content-Length,
+    /// User-Agent... are not listed.) Request headers come in name order:
+    /// URLRequest keeps them in a dictionary.
+    public var headersAsSent: [HTTPHeader] {
+        let own = (urlRequest.allHTTPHeaderFields ?? [:])
+            .map { HTTPHeader(name: $0.key, value: $0.value) }
+            .sorted { $0.name.lowercased() < $1.name.lowercased() }
+        let ownNames = Set(own.map { $0.name.lowercased() })
+        var result = configurationHeaders.filter { !ownNames.contains($0.name.lowercased()) } + own
+        let hasBody = (body?.isEmpty == false) || bodyIsStream
+        if method == "POST", hasBody, !result.contains(where: { $0.name.lowercased() == "content-type" }) {
+            result.append(HTTPHeader(name: "Content-Type", value: "application/x-www-form-urlencoded"))
+        }
+        return result
+    }
+
+    /// The URLRequest to hand to a URLSession: the body attached again.
+    public var requestToSend: URLRequest {
+        var request = urlRequest
+        if let body {
+            if bodyIsStream {
+                request.httpBodyStream = InputStream(data: body)
+            } else {
+                request.httpBody = body
+            }
+        }
+        return request
+    }
+}
+
+/// A complete response: headers and the whole (decoded) body.
+public struct CaptureResponse: Sendable {
+    /// The response the app receives, unchanged from the transport.
+    public var response: HTTPURLResponse
+    /// The whole body, after content decoding.
+    public var body: Data
+    public var timings: CaptureTimings
+
+    public init(response: HTTPURLResponse, body: Data, timings: CaptureTimings = CaptureTimings()) {
+        self.response = response
+        self.body = body
+        self.timings = timings
+    }
+
+    public var statusCode: Int { response.statusCode }
+
+    /// The standard reason phrase of the status code. URLSession does not
+    /// expose the phrase the server sent.
+    public var statusText: String { HTTPURLResponse.localizedString(forStatusCode: response.statusCode) }
+
+    /// The response headers, by name. URLSession keeps them in a dictionary,
+    /// so the server's order is lost.
+    public var headers: [HTTPHeader] {
+        response.allHeaderFields.compactMap { key, value -> HTTPHeader? in
+            guard let name = key as? String else { return nil }
+            return HTTPHeader(name: name, value: value as? String ?? "\(value)")
+        }.sorted { $0.name.lowercased() < $1.name.lowercased() }
+    }
+}
+
+/// A request that ended without a response.
+public struct CaptureFailure: Error, Sendable {
+    /// The error the app receives (for a network failure, URLSession's own).
+    public var error: NSError
+    public var timings: CaptureTimings?
+
+    public init(error: NSError, timings: CaptureTimings? = nil) {
+        self.error = error
+        self.timings = timings
+    }
+
+    /// The error as one line of text for the log.
+    public var summary: String {
+        "\(error.localizedDescription) (\(error.domain) \(error.code))"
+    }
+}
+
+/// How one hop ended.
+public enum CaptureOutcome: Sendable {
+    case response(CaptureResponse)
+    case failure(CaptureFailure)
+}

@@ -1,0 +1,171 @@
+import CPincerSDK
+import Foundation
+
+/// The network logger's recording service, "pincer.network/1" (see
+/// SDK/include/pincer/network.h), seen from Swift.
+///
+/// This is the only way the capture code talks to the logger: every call goes
+/// through the C table. The table is published by the `net` plugin and stays
+/// valid until the host shuts that plugin down, so a recorder (and any session
+/// whose configuration uses it) must not be used after the host shut down.
+///
+/// All of the service's functions are [any-thread]; so is this type.
+public struct NetworkRecorder: @unchecked Sendable {
+    /// The service id to look the table up with (`Host.service(id:)`).
+    public static let serviceID: String = PINCER_NETWORK_SERVICE_ID
+
+    private let table: UnsafePointer<pincer_network_service_t>
+
+    /// Wraps a "pincer.network/1" table. Nil when `service` is nil, smaller
+    /// than version 1.0 of the table (`header.struct_size`), or missing one of
+    /// its functions.
+    public init?(service: UnsafePointer<pincer_network_service_t>?) {
+        guard let service,
+              Int(service.pointee.header.struct_size) >= MemoryLayout<pincer_network_service_t>.size,
+              service.pointee.begin != nil, service.pointee.complete != nil, service.pointee.fail != nil,
+              service.pointee.is_ignored != nil, service.pointee.last_error != nil
+        else { return nil }
+        table = service
+    }
+
+    /// Wraps the untyped pointer `Host.service(id: NetworkRecorder.serviceID)` returns.
+    public init?(service: UnsafeRawPointer?) {
+        guard let service else { return nil }
+        self.init(service: service.assumingMemoryBound(to: pincer_network_service_t.self))
+    }
+
+    private var context: UnsafeMutableRawPointer? { table.pointee.header.context }
+
+    /// True when the logger stores nothing for this request (an ignored host).
+    public func isIgnored(method: String, url: String) -> Bool {
+        table.pointee.is_ignored(context, method, url)
+    }
+
+    /// Records the start of a request as it is sent. Returns the entry id, or
+    /// nil when the logger stores nothing for it (an ignored host, or a record
+    /// it refused: `lastError` says why). Then record nothing more for it.
+    public func begin(method: String, url: String, headers: [HTTPHeader], body: Data?, startedAt: Date) -> UInt64? {
+        let id: UInt64 = CStrings.withHeaders(headers) { cHeaders, count in
+            withBytes(body) { bytes, length in
+                method.withCString { cMethod in
+                    url.withCString { cURL in
+                        var request = pincer_network_request_t()
+                        request.struct_size = UInt32(MemoryLayout<pincer_network_request_t>.size)
+                        request.flags = 0
+                        request.method = cMethod
+                        request.url = cURL
+                        request.headers = cHeaders
+                        request.header_count = count
+                        request.body = bytes
+                        request.body_length = length
+                        request.started_at = startedAt.timeIntervalSince1970
+                        return table.pointee.begin(context, &request)
+                    }
+                }
+            }
+        }
+        return id == 0 ? nil : id
+    }
+
+    /// Completes entry `id` with a response. Returns false when the logger
+    /// refused it (evicted entry, bad record: `lastError` says why).
+    @discardableResult
+    public func complete(id: UInt64, status: Int, statusText: String?, httpVersion: String?,
+                         headers: [HTTPHeader], body: Data, redirectURL: String?,
+                         timings: CaptureTimings) -> Bool {
+        let status: pincer_status_t = CStrings.withHeaders(headers) { cHeaders, count in
+            withBytes(body) { bytes, length in
+                CStrings.withOptional(statusText) { cStatusText in
+                    CStrings.withOptional(httpVersion) { cVersion in
+                        CStrings.withOptional(redirectURL) { cRedirect in
+                            var response = pincer_network_response_t()
+                            response.struct_size = UInt32(MemoryLayout<pincer_network_response_t>.size)
+                            response.status = Int32(clamping: status)
+                            response.status_text = cStatusText
+                            response.http_version = cVersion
+                            response.headers = cHeaders
+                            response.header_count = count
+                            response.body = bytes
+                            response.body_length = length
+                            response.redirect_url = cRedirect
+                            response.server_ip = nil
+                            response.timings = timings.cValue
+                            return table.pointee.complete(context, id, &response)
+                        }
+                    }
+                }
+            }
+        }
+        return status == PINCER_OK
+    }
+
+    /// Completes entry `id` without a response; `error` says why.
+    @discardableResult
+    public func fail(id: UInt64, error: String, timings: CaptureTimings?) -> Bool {
+        let status: pincer_status_t = error.withCString { cError in
+            if var t = timings?.cValue {
+                return table.pointee.fail(context, id, cError, &t)
+            }
+            return table.pointee.fail(context, id, cError, nil)
+        }
+        return status == PINCER_OK
+    }
+
+    /// Why this thread's most recent failing call into the service failed.
+    public var lastError: String {
+        guard let text = table.pointee.last_error(context) else { return "" }
+        return String(cString: text)
+    }
+
+    private func withBytes<R>(_ data: Data?, _ body: (UnsafePointer<UInt8>?, UInt64) -> R) -> R {
+        guard let data, !data.isEmpty else { return body(nil, 0) }
+        return data.withUnsafeBytes { raw in
+            body(raw.bindMemory(to: UInt8.self).baseAddress, UInt64(raw.count))
+        }
+    }
+}
+
+/// HAR timing phases of one exchange in milliseconds; -1 when unknown.
+public struct CaptureTimings: Sendable, Equatable {
+    public var blocked: Double = -1, dns: Double = -1, connect: Double = -1, ssl: Double = -1
+    public var send: Double = -1
+    /// From sending the request to the complete response headers.
+    public var wait: Double = -1
+    /// From the response headers to the end of the body.
+    public var receive: Double = -1
+
+    public init(wait: Double = -1, receive: Double = -1) {
+        self.wait = wait
+        self.receive = receive
+    }
+
+    var cValue: pincer_network_timings_t {
+        pincer_network_timings_t(blocked: blocked, dns: dns, connect: connect, ssl: ssl,
+                                 send: send, wait: wait, receive: receive)
+    }
+}
+
+/// NUL-terminated copies of Swift strings that live for one call.
+enum CStrings {
+    static func withOptional<R>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+        guard let string else { return body(nil) }
+        return string.withCString { body($0) }
+    }
+
+    static func withHeaders<R>(_ headers: [HTTPHeader], _ body: (UnsafePointer<pincer_http_header_t>?, UInt32) -> R) -> R {
+        guard !headers.isEmpty else { return body(nil, 0) }
+        var owned: [UnsafeMutablePointer<CChar>] = []
+        owned.reserveCapacity(headers.count * 2)
+        defer { owned.forEach { free($0) } }
+        var cHeaders: [pincer_http_header_t] = []
+        cHeaders.reserveCapacity(headers.count)
+        for header in headers {
+            guard let name = strdup(header.name) else { continue }
+            owned.append(name)
+            guard let value = strdup(header.value) else { continue }
+            owned.append(value)
+            cHeaders.append(pincer_http_header_t(name: name, value: value))
+        }
+        return cHeaders.withUnsafeBufferPointer { body($0.baseAddress, UInt32($0.count)) }
+    }
+}

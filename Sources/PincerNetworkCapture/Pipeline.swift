@@ -1,0 +1,115 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One step between "request ready" and "send", run once for every hop of an
+/// exchange (a redirect is a new hop).
+///
+/// A stage gets the request and the rest of the pipeline (`next`). It may
+/// change the request before passing it on, answer without calling `next`,
+/// wait, or look at the outcome on its way back. The recording stage is one
+/// such stage; request overrides, mocks, breakpoints, network conditioning
+/// and replay fit the same shape.
+public protocol CaptureStage: Sendable {
+    func process(_ request: CaptureRequest, next: CaptureNext) async -> CaptureOutcome
+}
+
+/// The rest of the pipeline after a stage: the later stages, then the transport.
+public struct CaptureNext: Sendable {
+    private let run: @Sendable (CaptureRequest) async -> CaptureOutcome
+
+    init(_ run: @escaping @Sendable (CaptureRequest) async -> CaptureOutcome) {
+        self.run = run
+    }
+
+    public func callAsFunction(_ request: CaptureRequest) async -> CaptureOutcome {
+        await run(request)
+    }
+}
+
+/// What finally sends one hop. It must not follow redirects: the capture
+/// protocol follows them itself so that every hop passes the stages.
+public protocol CaptureTransport: Sendable {
+    func send(_ request: CaptureRequest) async -> CaptureOutcome
+}
+
+/// Stages in order, then a transport.
+struct CapturePipeline: Sendable {
+    let stages: [any CaptureStage]
+    let transport: any CaptureTransport
+
+    func run(_ request: CaptureRequest) async -> CaptureOutcome {
+        await run(request, from: 0)
+    }
+
+    private func run(_ request: CaptureRequest, from index: Int) async -> CaptureOutcome {
+        guard index < stages.count else { return await transport.send(request) }
+        let next = CaptureNext { [self] request in await self.run(request, from: index + 1) }
+        return await stages[index].process(request, next: next)
+    }
+}
+
+/// The stage that records every hop into the network logger: `begin` with
+/// the request as it goes on, then `complete` (with `redirect_url` for a
+/// redirect that will be followed) or `fail`. A request the logger ignores is
+/// still sent; nothing is recorded for it.
+public struct RecordingStage: CaptureStage {
+    public let recorder: NetworkRecorder
+
+    public init(recorder: NetworkRecorder) {
+        self.recorder = recorder
+    }
+
+    public func process(_ request: CaptureRequest, next: CaptureNext) async -> CaptureOutcome {
+        guard let url = request.url?.absoluteString else { return await next(request) }
+        let id = recorder.isIgnored(method: request.method, url: url) ? nil
+            : recorder.begin(method: request.method, url: url, headers: request.headersAsSent,
+                             body: request.body, startedAt: Date())
+        let outcome = await next(request)
+        guard let id else { return outcome }
+        switch outcome {
+        case .response(let response):
+            let redirect = Redirects.follow(request, after: response)?.url?.absoluteString
+            recorder.complete(id: id, status: response.statusCode, statusText: response.statusText,
+                              httpVersion: nil, headers: response.headers, body: response.body,
+                              redirectURL: redirect, timings: response.timings)
+        case .failure(let failure):
+            recorder.fail(id: id, error: failure.summary, timings: failure.timings)
+        }
+        return outcome
+    }
+}
+
+/// Which responses are followed, and with what request. Mirrors URLSession
+/// on Linux: 301/302 turn a POST into a GET without a body, 303 turns any
+/// method but HEAD into a GET, 307/308 resend method and body; at most 20
+/// redirects. The Location is resolved against the URL that answered.
+public enum Redirects {
+    public static let maximum = 20
+
+    /// The request that follows `response`, or nil when it is not a redirect
+    /// to follow (not 301/302/303/307/308, or no usable Location).
+    public static func follow(_ request: CaptureRequest, after response: CaptureResponse) -> CaptureRequest? {
+        guard [301, 302, 303, 307, 308].contains(response.statusCode),
+              let location = response.response.value(forHTTPHeaderField: "Location"),
+              let target = URL(string: location, relativeTo: response.response.url ?? request.url)?.absoluteURL,
+              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return nil }
+        var next = request
+        next.urlRequest.url = target
+        next.redirectCount = request.redirectCount + 1
+        let method = request.method.uppercased()
+        let toGET = (response.statusCode == 303 && method != "GET" && method != "HEAD")
+            || ((response.statusCode == 301 || response.statusCode == 302) && method == "POST")
+        if toGET {
+            next.urlRequest.httpMethod = "GET"
+            next.body = nil
+            next.bodyIsStream = false
+            for name in ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding"] {
+                next.urlRequest.setValue(nil, forHTTPHeaderField: name)
+            }
+        }
+        return next
+    }
+}

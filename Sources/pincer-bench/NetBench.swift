@@ -1,0 +1,604 @@
+// Net: the network logger's costs, each against a baseline from this run.
+//
+// - capture: sequential small GETs to a loopback server (BenchServer.swift)
+//   with a URLSession whose configuration logs through the real `net`
+//   plugin's "pincer.network/1" service, against the same requests with the
+//   default configuration;
+// - HAR: streamed export of 10,000 realistic entries to a file, and import
+//   of that file;
+// - append: begin+complete into a store already at its entry bound (every
+//   append evicts the oldest entry) against the same appends below the bound.
+//
+// URLSession is Foundation's, so this file (alone in pincer-bench, with
+// StartupBench's process launching) imports Foundation.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NetworkLog
+import PincerHost
+import PincerNetworkCapture
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct NetFigures: Sendable {
+    var capture: CaptureFigures?
+    var captureError: String?
+    var har: HARFigures?
+    var harError: String?
+    var append: AppendFigures?
+    var appendError: String?
+
+    var errors: [(part: String, message: String)] {
+        [("capture", captureError), ("har", harError), ("append", appendError)].compactMap { part, message in
+            message.map { (part, $0) }
+        }
+    }
+
+    /// Every measurement ran and the capture and HAR targets were met (append is information).
+    var passed: Bool {
+        errors.isEmpty && (capture?.passed ?? true) && (har?.passed ?? true)
+    }
+}
+
+struct CaptureFigures: Sendable {
+    static let targetRatio = 1.2
+
+    var requests: Int
+    var rounds: Int
+    /// Best round, wall nanoseconds for `requests` sequential requests.
+    var baselineNanoseconds: UInt64
+    var captureNanoseconds: UInt64
+    /// Entries the log held after the last capture round (it is bounded) and its bound.
+    var loggedEntries: Int
+    var entryLimit: Int
+    /// Requests the server answered in all (warm-up and checks included) and connections it accepted.
+    var serverRequests: Int
+    var serverConnections: Int
+
+    var baselineRate: Double { Double(requests) * 1e9 / Double(max(baselineNanoseconds, 1)) }
+    var captureRate: Double { Double(requests) * 1e9 / Double(max(captureNanoseconds, 1)) }
+    var baselineMilliseconds: Double { Double(baselineNanoseconds) / 1e6 / Double(requests) }
+    var captureMilliseconds: Double { Double(captureNanoseconds) / 1e6 / Double(requests) }
+    /// Capture time over baseline time: 1.0 means free.
+    var ratio: Double { Double(captureNanoseconds) / Double(max(baselineNanoseconds, 1)) }
+    var passed: Bool { ratio <= CaptureFigures.targetRatio }
+}
+
+struct HARFigures: Sendable {
+    static let targetSeconds = 0.5
+
+    var entries: Int
+    var rounds: Int
+    var fileBytes: Int
+    /// Best round: HARExport.write streamed to the file, open to close.
+    var exportNanoseconds: UInt64
+    /// Best round: reading the file, then HARImport.read.
+    var importNanoseconds: UInt64
+    /// Entries the import gave back.
+    var importedEntries: Int
+    /// Untimed by the target: store.add (redaction) of the entries, once.
+    var addNanoseconds: UInt64
+    var failedEntries: Int
+    var binaryEntries: Int
+
+    var exportSeconds: Double { Double(exportNanoseconds) / 1e9 }
+    var importSeconds: Double { Double(importNanoseconds) / 1e9 }
+    var passed: Bool {
+        importedEntries == entries && exportSeconds < HARFigures.targetSeconds && importSeconds < HARFigures.targetSeconds
+    }
+}
+
+struct AppendFigures: Sendable {
+    var appends: Int
+    var rounds: Int
+    /// The default bound; its store starts full, so every append evicts.
+    var bound: Int
+    /// The large bound: an empty store (no eviction) and a full one.
+    var largeBound: Int
+    var atBoundNanoseconds: UInt64
+    var belowBoundNanoseconds: UInt64
+    var largeAtBoundNanoseconds: UInt64
+
+    private func rate(_ ns: UInt64) -> Double { Double(appends) * 1e9 / Double(max(ns, 1)) }
+    var atBoundRate: Double { rate(atBoundNanoseconds) }
+    var belowBoundRate: Double { rate(belowBoundNanoseconds) }
+    var largeAtBoundRate: Double { rate(largeAtBoundNanoseconds) }
+    /// Time with eviction over time without: about 1 when eviction is O(1).
+    var ratio: Double { Double(atBoundNanoseconds) / Double(max(belowBoundNanoseconds, 1)) }
+    var largeRatio: Double { Double(largeAtBoundNanoseconds) / Double(max(belowBoundNanoseconds, 1)) }
+}
+
+enum NetBench {
+    static let rounds = 3
+
+    static func run(requests: Int) -> NetFigures {
+        var figures = NetFigures()
+        do { figures.capture = try CaptureBench.run(requests: requests) } catch { figures.captureError = error.message }
+        do { figures.har = try HARBench.run(entries: HARBench.entryCount) } catch { figures.harError = error.message }
+        do { figures.append = try AppendBench.run(appends: AppendBench.appendCount) } catch { figures.appendError = error.message }
+        return figures
+    }
+
+    /// Header values of the log's model. `Header`'s initializer is internal
+    /// to NetworkLog, so they are made the way a persisted log file is read:
+    /// through an entry's JSON form.
+    static func headers(_ pairs: [(String, String)]) -> [Header] {
+        let json = JSON.object([
+            ("id", .int(0)), ("source", .string("manual")), ("state", .string("pending")), ("startedAt", .double(0)),
+            ("method", .string("GET")), ("url", .string("http://localhost/")),
+            ("requestHeaders", .array(pairs.map { .object([("name", .string($0.0)), ("value", .string($0.1))]) })),
+        ])
+        // The JSON above always decodes: every header has a name and a value.
+        return (try? NetworkEntry(json: json))?.requestHeaders ?? []
+    }
+}
+
+// MARK: - capture
+
+enum CaptureBench {
+    static func run(requests: Int) throws(BenchError) -> CaptureFigures {
+        guard let directory = Host.executableDirectory() else {
+            throw BenchError("cannot find this executable's directory (readlink /proc/self/exe failed)")
+        }
+        let pluginPath = "\(directory)/\(Host.builtinPrefix)net.so"
+        guard access(pluginPath, R_OK) == 0 else {
+            throw BenchError("\(pluginPath) is missing; build it beside pincer-bench: swift build -c release --product pincer-plugin-net (or simply swift build -c release)")
+        }
+        let state = try TemporaryDirectory(prefix: "pincer-bench-net")
+        defer { state.remove() }
+        var options = Host.Options(stateDirectory: state.path)
+        options.builtinDirectory = nil
+        options.pluginPaths = [pluginPath]
+        let host = Host(options: options)
+        defer { host.shutdown() }
+        host.loadAll()
+        if let failure = host.failures.first {
+            throw BenchError("the net plugin was refused: \(failure)")
+        }
+        guard let recorder = NetworkRecorder(service: host.service(id: NetworkRecorder.serviceID)) else {
+            throw BenchError("the net plugin loaded but published no usable \(NetworkRecorder.serviceID) service (plugins: \(host.plugins.map(\.id).joined(separator: ", ")))")
+        }
+        guard let list = host.command(named: "net.list"), let clear = host.command(named: "net.clear") else {
+            throw BenchError("the net plugin has no net.list or net.clear command")
+        }
+
+        let server = try BenchServer()
+        defer { server.stop() }
+        let urls = (0..<requests).map { URL(string: "\(server.origin)/api/items?page=\($0)&limit=20")! }
+
+        let plainConfiguration = URLSessionConfiguration.default
+        let captureConfiguration = PincerNetworkCapture.configuration(base: .default, recorder: recorder)
+        let plain = URLSession(configuration: plainConfiguration)
+        let capturing = URLSession(configuration: captureConfiguration)
+        // The sessions and the capture's inner session go before the host (and its service) does.
+        defer {
+            plain.invalidateAndCancel()
+            capturing.invalidateAndCancel()
+            PincerNetworkCapture.stopCapturing(captureConfiguration)
+        }
+
+        // Warm up both paths (connections, TLS-free keep-alive, caches) and the log.
+        let warmUp = Array(urls.prefix(max(1, min(requests, 200))))
+        _ = try fetchAll(plain, warmUp, what: "without capture")
+        _ = try fetchAll(capturing, warmUp, what: "with capture")
+        try check(list, expected: warmUp, limit: nil)
+
+        // Interleaved rounds, so drift hits both alike; the best of each.
+        var best = (plain: UInt64.max, capture: UInt64.max)
+        var logged = 0
+        let limit = 500
+        for _ in 0..<NetBench.rounds {
+            best.plain = min(best.plain, try fetchAll(plain, urls, what: "without capture"))
+            do { _ = try clear.invoke([]) } catch { throw BenchError("net.clear failed: \(error)") }
+            best.capture = min(best.capture, try fetchAll(capturing, urls, what: "with capture"))
+            logged = try check(list, expected: urls, limit: limit)
+        }
+        let expectedServed = 2 * warmUp.count + 2 * NetBench.rounds * requests
+        guard server.requestsAnswered == expectedServed else {
+            throw BenchError("the server answered \(server.requestsAnswered) requests, expected \(expectedServed) (capture must send each request once)")
+        }
+        return CaptureFigures(requests: requests, rounds: NetBench.rounds, baselineNanoseconds: best.plain,
+                              captureNanoseconds: best.capture, loggedEntries: logged, entryLimit: limit,
+                              serverRequests: server.requestsAnswered, serverConnections: server.connectionsAccepted)
+    }
+
+    /// Sends the requests one after the other, each after the previous
+    /// response; checks each status and body. Returns the wall time.
+    static func fetchAll(_ session: URLSession, _ urls: [URL], what: String) throws(BenchError) -> UInt64 {
+        let expected = BenchServer.body
+        let fetch = Fetch()
+        let start = monotonicNanoseconds()
+        for url in urls {
+            let result = fetch.get(session, url)
+            guard result.status == 200, let data = result.data, data.elementsEqual(expected) else {
+                throw BenchError("GET \(url.absoluteString) \(what): \(result.error ?? "status \(result.status), \(result.data?.count ?? 0) bytes instead of the \(expected.count)-byte body")")
+            }
+        }
+        return monotonicNanoseconds() - start
+    }
+
+    /// Checks that the log holds the last requests sent, in order, each
+    /// complete with status 200. Returns how many entries it holds.
+    @discardableResult
+    static func check(_ list: Command, expected urls: [URL], limit: Int?) throws(BenchError) -> Int {
+        let listed: [JSON]
+        do {
+            let value = try list.invoke([.string("")])
+            guard let array = try list.jsonResult(value).arrayValue else { throw BenchError("net.list did not return an array") }
+            listed = array
+        } catch let error as BenchError {
+            throw error
+        } catch {
+            throw BenchError("net.list failed: \(error)")
+        }
+        // The log may hold entries from before (the warm-up) when not cleared: compare the tail.
+        let want = limit.map { min($0, urls.count) } ?? urls.count
+        guard listed.count >= want, limit == nil || listed.count == want else {
+            throw BenchError("the log holds \(listed.count) entries after \(urls.count) captured requests, expected \(want)")
+        }
+        for (entry, url) in zip(listed.suffix(want), urls.suffix(want)) {
+            guard entry["url"]?.stringValue == url.absoluteString, entry["method"]?.stringValue == "GET",
+                  entry["state"]?.stringValue == "complete", entry["status"]?.int64Value == 200 else {
+                throw BenchError("logged entry \(entry.serialized()) does not match GET \(url.absoluteString) -> 200")
+            }
+        }
+        return listed.count
+    }
+
+    /// One request at a time: a data task, waited for on a semaphore.
+    final class Fetch: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        // Written by the completion handler before `done` is signalled, read after the wait.
+        private var result: (status: Int, data: Data?, error: String?) = (0, nil, nil)
+
+        func get(_ session: URLSession, _ url: URL) -> (status: Int, data: Data?, error: String?) {
+            let task = session.dataTask(with: url) { data, response, error in
+                self.result = ((response as? HTTPURLResponse)?.statusCode ?? 0, data, error.map { "\($0.localizedDescription)" })
+                self.done.signal()
+            }
+            task.resume()
+            done.wait()
+            return result
+        }
+    }
+}
+
+// MARK: - HAR
+
+enum HARBench {
+    static let entryCount = 10_000
+
+    static func run(entries count: Int) throws(BenchError) -> HARFigures {
+        let raw = HARCorpus.entries(count)
+        let store = NetworkStore(limits: LogLimits(entryLimit: count))
+        let addStart = monotonicNanoseconds()
+        for entry in raw {
+            guard store.add(entry) != nil else { throw BenchError("store.add refused entry \(entry.url) (no rules are set)") }
+        }
+        let addNanoseconds = monotonicNanoseconds() - addStart
+        let entries = store.entries()
+        guard entries.count == count else { throw BenchError("the store holds \(entries.count) entries after \(count) adds, expected \(count)") }
+
+        let directory = try TemporaryDirectory(prefix: "pincer-bench-har")
+        defer { directory.remove() }
+        let path = "\(directory.path)/log.har"
+
+        var best = (export: UInt64.max, import: UInt64.max)
+        var fileBytes = 0
+        var imported: HARImportResult?
+        for _ in 0..<NetBench.rounds {
+            unlink(path)
+            let exportStart = monotonicNanoseconds()
+            fileBytes = try export(entries, to: path)
+            best.export = min(best.export, monotonicNanoseconds() - exportStart)
+
+            let importStart = monotonicNanoseconds()
+            let bytes = try readFile(path)
+            let result: HARImportResult
+            do { result = try HARImport.read(bytes) } catch { throw BenchError("HARImport.read of the exported file: \(error)") }
+            best.import = min(best.import, monotonicNanoseconds() - importStart)
+            imported = result
+        }
+        guard let imported else { throw BenchError("no HAR round ran") }
+        try verify(imported, against: entries)
+        return HARFigures(entries: count, rounds: NetBench.rounds, fileBytes: fileBytes, exportNanoseconds: best.export,
+                          importNanoseconds: best.import, importedEntries: imported.entries.count,
+                          addNanoseconds: addNanoseconds, failedEntries: entries.filter { $0.state == .failed }.count,
+                          binaryEntries: entries.filter { $0.responseBody.mimeType == "image/png" }.count)
+    }
+
+    /// Streams the HAR document to `path`, open to close. Returns its size.
+    static func export(_ entries: [NetworkEntry], to path: String) throws(BenchError) -> Int {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw BenchError("cannot create \(path): \(String(cString: strerror(errno)))") }
+        var written = 0
+        do {
+            try HARExport.write(entries, creator: (name: "pincer-bench", version: "1")) { chunk in
+                try writeAll(fd, chunk, path: path)
+                written += chunk.count
+            }
+        } catch {
+            close(fd)
+            throw (error as? BenchError) ?? BenchError("HARExport.write: \(error)")
+        }
+        guard close(fd) == 0 else { throw BenchError("closing \(path): \(String(cString: strerror(errno)))") }
+        return written
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(BenchError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else {
+                throw BenchError("writing \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    static func readFile(_ path: String) throws(BenchError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw BenchError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw BenchError("fstat \(path): \(String(cString: strerror(errno)))") }
+        let size = Int(st.st_size)
+        var bytes = [UInt8](repeating: 0, count: size)
+        var offset = 0
+        while offset < size {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, size - offset) }
+            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else {
+                throw BenchError("reading \(path): \(n == 0 ? "it shrank while being read" : String(cString: strerror(errno)))")
+            }
+        }
+        return bytes
+    }
+
+    /// HAR export percent-encodes what may not appear in a URI, such as the
+    /// brackets of "[REDACTED]"; compare URLs with those decoded.
+    static func uri(_ url: String) -> String {
+        var s = url
+        for (encoded, plain) in [("%5B", "["), ("%5D", "]"), ("%5b", "["), ("%5d", "]")] {
+            s = s.replacingOccurrences(of: encoded, with: plain)
+        }
+        return s
+    }
+
+    /// The import gives back every entry, in order, with what HAR carries.
+    static func verify(_ result: HARImportResult, against entries: [NetworkEntry]) throws(BenchError) {
+        guard result.skipped.isEmpty else {
+            let first = result.skipped[0]
+            throw BenchError("the import skipped \(result.skipped.count) of \(entries.count) entries (entry \(first.index): \(first.reason))")
+        }
+        guard result.entries.count == entries.count else {
+            throw BenchError("the import gave \(result.entries.count) entries, expected \(entries.count)")
+        }
+        for (got, want) in zip(result.entries, entries) {
+            let sameBody = want.responseBody.bytes == nil || got.responseBody.bytes == want.responseBody.bytes
+            guard got.method == want.method, uri(got.url) == uri(want.url), got.state == want.state, got.status == want.status,
+                  got.requestHeaders.count == want.requestHeaders.count, got.responseHeaders.count == want.responseHeaders.count,
+                  sameBody else {
+                throw BenchError("imported entry \(got.method) \(got.url) (\(got.state.rawValue), \(got.status.map(String.init) ?? "no status")) differs from the exported \(want.method) \(want.url) (\(want.state.rawValue), \(want.status.map(String.init) ?? "no status"))")
+            }
+        }
+    }
+}
+
+/// Realistic entries, the same in every run: varied methods, hosts and
+/// paths with query strings, 8-12 headers each way, small JSON bodies,
+/// some failures (transport errors and 4xx/5xx), some binary (PNG) bodies,
+/// and the secrets apps really send (tokens, cookies, passwords) for the
+/// store to redact.
+enum HARCorpus {
+    static let methods = ["GET", "GET", "GET", "POST", "GET", "PUT", "GET", "DELETE", "GET", "PATCH"]
+    static let hosts = ["api.example.com", "cdn.example.net", "auth.example.org", "search.example.com", "images.example.com"]
+    static let resources = ["users", "orders", "products", "carts", "sessions", "reviews", "notifications"]
+    static let statuses = [200, 200, 200, 201, 200, 204, 200, 304, 200, 404, 200, 500, 200, 401, 200, 302]
+
+    static func entries(_ count: Int) -> [NetworkEntry] {
+        (0..<count).map(entry)
+    }
+
+    static func entry(_ i: Int) -> NetworkEntry {
+        var random = SplitMix(seed: UInt64(i))
+        let method = methods[i % methods.count]
+        let host = hosts[i % hosts.count]
+        let resource = resources[(i / 3) % resources.count]
+        var url = "https://\(host)/v2/\(resource)/\(1000 + i % 997)?page=\(i % 9)&limit=\(20 + i % 4 * 10)&sort=created_at&q=term+\(i)"
+        if i % 7 == 0 { url += "&access_token=tok_\(random.hex(24))" }
+        var e = NetworkEntry(source: .captured, startedAt: 1_750_000_000 + Double(i) * 0.25, method: method, url: url)
+        e.httpVersion = i % 4 == 0 ? "HTTP/2" : "HTTP/1.1"
+
+        let hasBody = method == "POST" || method == "PUT" || method == "PATCH"
+        var request: [(String, String)] = [
+            ("Accept", "application/json"), ("Accept-Language", "en-GB,en;q=0.9"),
+            ("User-Agent", "ExampleApp/4.2.\(i % 10) (Linux; pincer-bench)"), ("Accept-Encoding", "gzip, deflate, br"),
+            ("Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyXzEyMyJ9.\(random.hex(32))"),
+            ("X-Request-ID", random.uuid()), ("Cookie", "session=\(random.hex(16)); theme=dark"),
+            ("Cache-Control", "no-cache"),
+        ]
+        let extra: [(String, String)] = [("X-Client-Version", "4.2.\(i % 10)"), ("X-Trace-ID", random.hex(16)),
+                                         ("If-None-Match", "\"\(random.hex(8))\""), ("X-Api-Key", random.hex(20))]
+        request += extra.prefix(i % 5)
+        if hasBody { request.append(("Content-Type", "application/json; charset=utf-8")) }
+        e.requestHeaders = NetBench.headers(Array(request.prefix(12)))
+        if hasBody {
+            let body = #"{"name":"item \#(i)","quantity":\#(i % 9 + 1),"tags":["a","b","\#(resource)"],"password":"hunter\#(i)","note":null}"#
+            e.requestBody = Body(payload: .stored(Array(body.utf8)), size: body.utf8.count, mimeType: "application/json")
+        }
+
+        e.timings.blocked = Double(i % 3) * 0.5
+        e.timings.dns = i % 10 == 0 ? 12.5 : -1
+        e.timings.connect = i % 10 == 0 ? 30.25 : -1
+        e.timings.ssl = i % 10 == 0 ? 18.0 : -1
+        e.timings.send = 0.2
+        e.timings.wait = 20 + Double(i % 180)
+        e.timings.receive = 1.5 + Double(i % 7)
+
+        if i % 23 == 0 {
+            e.state = .failed
+            e.error = i % 2 == 0 ? "The request timed out." : "Could not connect to the server."
+            e.timings.receive = -1
+            return e
+        }
+        let status = statuses[i % statuses.count]
+        e.state = .complete
+        e.status = status
+        e.statusText = statusText(status)
+        e.serverIP = "93.184.216.\(i % 250 + 1)"
+        let binary = i % 11 == 0 && status == 200
+        let body: [UInt8]
+        let mime: String
+        if status == 204 || status == 304 || status == 302 {
+            body = []
+            mime = ""
+        } else if binary {
+            // A PNG signature, then bytes that are not UTF-8.
+            body = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<(120 + i % 200)).map { _ in UInt8(truncatingIfNeeded: random.next()) | 0x80 }
+            mime = "image/png"
+        } else if status >= 400 {
+            body = Array(#"{"error":{"code":\#(status),"message":"\#(statusText(status))","request":"\#(random.hex(8))"}}"#.utf8)
+            mime = "application/json"
+        } else {
+            body = Array(#"{"id":\#(1000 + i % 997),"name":"item \#(i)","price":\#(Double(i % 500) / 4),"tags":["\#(resource)","sale"],"token":"\#(random.hex(12))","owner":{"email":"user\#(i % 50)@example.com"}}"#.utf8)
+            mime = "application/json"
+        }
+        var response: [(String, String)] = [
+            ("Date", "Sun, 22 Jun 2025 12:\(10 + i % 50):00 GMT"), ("Server", "nginx/1.25.\(i % 5)"),
+            ("Content-Length", "\(body.count)"), ("Cache-Control", "private, max-age=\(i % 600)"),
+            ("X-Request-ID", random.uuid()), ("Vary", "Accept-Encoding"),
+            ("Strict-Transport-Security", "max-age=31536000"), ("Connection", "keep-alive"),
+        ]
+        if !mime.isEmpty { response.insert(("Content-Type", mime == "application/json" ? "application/json; charset=utf-8" : mime), at: 0) }
+        let moreResponse: [(String, String)] = [("ETag", "\"\(random.hex(10))\""), ("X-RateLimit-Remaining", "\(4999 - i % 5000)"),
+                                                ("Set-Cookie", "session=\(random.hex(16)); Path=/; HttpOnly; Secure"),
+                                                ("Location", "https://\(host)/v2/\(resource)/moved")]
+        response += moreResponse.prefix(status == 302 ? 4 : i % 4)
+        e.responseHeaders = NetBench.headers(Array(response.prefix(12)))
+        if status == 302 { e.redirectURL = "https://\(host)/v2/\(resource)/moved" }
+        if !body.isEmpty { e.responseBody = Body(payload: .stored(body), size: body.count, mimeType: mime) }
+        return e
+    }
+
+    static func statusText(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
+        case 302: "Found"
+        case 304: "Not Modified"
+        case 401: "Unauthorized"
+        case 404: "Not Found"
+        default: "Internal Server Error"
+        }
+    }
+
+    /// A small deterministic generator (SplitMix64).
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func hex(_ digits: Int) -> String {
+            let alphabet = Array("0123456789abcdef")
+            return String((0..<digits).map { _ in alphabet[Int(next() & 15)] })
+        }
+        mutating func uuid() -> String {
+            let h = hex(32)
+            let c = Array(h)
+            return "\(String(c[0..<8]))-\(String(c[8..<12]))-\(String(c[12..<16]))-\(String(c[16..<20]))-\(String(c[20..<32]))"
+        }
+    }
+}
+
+// MARK: - append at the bound
+
+enum AppendBench {
+    static let appendCount = 100_000
+    static let largeBound = LogLimits.entryRange.upperBound
+
+    static func run(appends: Int) throws(BenchError) -> AppendFigures {
+        let bound = LogLimits().entryLimit
+        let exchange = Exchange()
+
+        // One recorded exchange, to fill stores with quickly: restore() stores
+        // entries as they are (no second redaction), with new ids.
+        let sample = NetworkStore(limits: LogLimits(entryLimit: 1))
+        try exchange.append(1, into: sample)
+        guard let recorded = sample.entries().first else { throw BenchError("a store holds no entry after an append") }
+
+        func timed(_ limit: Int, prefill: Int, appends: Int) throws(BenchError) -> UInt64 {
+            let store = NetworkStore(limits: LogLimits(entryLimit: limit))
+            store.restore(Array(repeating: recorded, count: prefill))
+            let start = monotonicNanoseconds()
+            try exchange.append(appends, into: store)
+            let ns = monotonicNanoseconds() - start
+            try verify(store, limit: limit, total: prefill + appends)
+            return ns
+        }
+
+        // Warm up (allocator, redaction, caches).
+        _ = try timed(bound, prefill: bound, appends: min(appends, 10_000))
+
+        var best = (atBound: UInt64.max, below: UInt64.max, largeAtBound: UInt64.max)
+        for _ in 0..<NetBench.rounds {
+            best.atBound = min(best.atBound, try timed(bound, prefill: bound, appends: appends))
+            best.below = min(best.below, try timed(largeBound, prefill: 0, appends: appends))
+            best.largeAtBound = min(best.largeAtBound, try timed(largeBound, prefill: largeBound, appends: appends))
+        }
+        return AppendFigures(appends: appends, rounds: NetBench.rounds, bound: bound, largeBound: largeBound,
+                             atBoundNanoseconds: best.atBound, belowBoundNanoseconds: best.below,
+                             largeAtBoundNanoseconds: best.largeAtBound)
+    }
+
+    /// After `total` appends the store holds the newest min(total, limit)
+    /// entries, ids contiguous, each complete.
+    static func verify(_ store: NetworkStore, limit: Int, total: Int) throws(BenchError) {
+        let entries = store.entries()
+        let want = min(total, limit)
+        guard entries.count == want, store.count == want else {
+            throw BenchError("a store bounded at \(limit) holds \(entries.count) entries after \(total) appends, expected \(want)")
+        }
+        guard let first = entries.first, let last = entries.last,
+              last.id == UInt64(total), first.id == UInt64(total - want + 1) else {
+            throw BenchError("a store bounded at \(limit) holds ids \(entries.first?.id ?? 0)...\(entries.last?.id ?? 0) after \(total) appends, expected \(total - want + 1)...\(total)")
+        }
+        guard entries.allSatisfy({ $0.state == .complete && $0.status == 200 }) else {
+            throw BenchError("a store bounded at \(limit) holds entries that are not complete with status 200")
+        }
+    }
+
+    /// One small exchange, as the capture records it: a GET with a few
+    /// headers and a small JSON response.
+    struct Exchange {
+        let urls = (0..<64).map { "https://api.example.com/v1/items/\($0)?page=\($0 % 5)&limit=20" }
+        let requestHeaders = NetBench.headers([("Accept", "application/json"), ("User-Agent", "ExampleApp/4.2"),
+                                               ("X-Request-ID", "5f0c9a4e-1b2c-4d3e-8f70-123456789abc")])
+        let response: RawResponse = {
+            var r = RawResponse(status: 200)
+            r.statusText = "OK"
+            r.headers = NetBench.headers([("Content-Type", "application/json"), ("Content-Length", "27"), ("Cache-Control", "no-cache")])
+            r.body = Array(#"{"id":42,"name":"item 42"}"#.utf8)
+            r.timings.wait = 12
+            r.timings.receive = 0.5
+            return r
+        }()
+
+        @inline(never)
+        func append(_ count: Int, into store: NetworkStore) throws(BenchError) {
+            for i in 0..<count {
+                guard let id = store.begin(source: .captured, startedAt: 1_750_000_000, method: "GET", url: urls[i & 63],
+                                           headers: requestHeaders, body: []) else {
+                    throw BenchError("store.begin returned nil (no rules are set)")
+                }
+                guard store.complete(id, response) else { throw BenchError("store.complete(\(id)) failed right after its begin") }
+            }
+        }
+    }
+}
