@@ -331,7 +331,11 @@ public struct TrafficStats: Sendable {
 
     /// The statistics as JSON (field names at the top of Stats.swift).
     public var json: JSON {
-        func number(_ d: Double?) -> JSON { d.map(JSON.double) ?? .null }
+        // Rates (below 1) keep 4 decimals, milliseconds 1: finer digits are noise.
+        func number(_ d: Double?) -> JSON {
+            guard let d else { return .null }
+            return .double(abs(d) < 1 ? (d * 10_000).rounded() / 10_000 : (d * 10).rounded() / 10)
+        }
         return .object([
             ("requests", .int(Int64(requests))),
             ("stubbed", .int(Int64(stubbed))),
@@ -348,14 +352,14 @@ public struct TrafficStats: Sendable {
                 ("slowest", number(durations.slowest)),
             ])),
             ("bytesReceived", .int(Int64(bytesReceived))),
-            ("elapsedSeconds", .double(elapsed)),
+            ("elapsedSeconds", .double((elapsed * 1000).rounded() / 1000)),
             ("slowestEndpoints", .array(slowestEndpoints.map {
                 .object([
                     ("endpoint", .string($0.endpoint)),
                     ("requests", .int(Int64($0.requests))),
                     ("failures", .int(Int64($0.failures))),
-                    ("median", .double($0.median)),
-                    ("slowest", .double($0.slowest)),
+                    ("median", number($0.median)),
+                    ("slowest", number($0.slowest)),
                 ])
             })),
             ("hosts", .array(hosts.map {
