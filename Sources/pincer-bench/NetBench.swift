@@ -50,6 +50,9 @@ struct CaptureFigures: Sendable {
     /// Best round, wall nanoseconds for `requests` sequential requests.
     var baselineNanoseconds: UInt64
     var captureNanoseconds: UInt64
+    /// Information: the capture protocol and its inner session with no
+    /// stage at all (nothing recorded), to split the overhead.
+    var pipelineNanoseconds: UInt64
     /// Entries the log held after the last capture round (it is bounded) and its bound.
     var loggedEntries: Int
     var entryLimit: Int
@@ -61,6 +64,9 @@ struct CaptureFigures: Sendable {
     var captureRate: Double { Double(requests) * 1e9 / Double(max(captureNanoseconds, 1)) }
     var baselineMilliseconds: Double { Double(baselineNanoseconds) / 1e6 / Double(requests) }
     var captureMilliseconds: Double { Double(captureNanoseconds) / 1e6 / Double(requests) }
+    var pipelineRate: Double { Double(requests) * 1e9 / Double(max(pipelineNanoseconds, 1)) }
+    var pipelineMilliseconds: Double { Double(pipelineNanoseconds) / 1e6 / Double(requests) }
+    var pipelineRatio: Double { Double(pipelineNanoseconds) / Double(max(baselineNanoseconds, 1)) }
     /// Capture time over baseline time: 1.0 means free.
     var ratio: Double { Double(captureNanoseconds) / Double(max(baselineNanoseconds, 1)) }
     var passed: Bool { ratio <= CaptureFigures.targetRatio }
@@ -170,23 +176,28 @@ enum CaptureBench {
 
         let plainConfiguration = URLSessionConfiguration.default
         let captureConfiguration = PincerNetworkCapture.configuration(base: .default, recorder: recorder)
+        let pipelineConfiguration = PincerNetworkCapture.configuration(base: .default, stages: [])
         let plain = URLSession(configuration: plainConfiguration)
         let capturing = URLSession(configuration: captureConfiguration)
-        // The sessions and the capture's inner session go before the host (and its service) does.
+        let pipeline = URLSession(configuration: pipelineConfiguration)
+        // The sessions and the capture's inner sessions go before the host (and its service) does.
         defer {
             plain.invalidateAndCancel()
             capturing.invalidateAndCancel()
+            pipeline.invalidateAndCancel()
             PincerNetworkCapture.stopCapturing(captureConfiguration)
+            PincerNetworkCapture.stopCapturing(pipelineConfiguration)
         }
 
         // Warm up both paths (connections, TLS-free keep-alive, caches) and the log.
         let warmUp = Array(urls.prefix(max(1, min(requests, 200))))
         _ = try fetchAll(plain, warmUp, what: "without capture")
         _ = try fetchAll(capturing, warmUp, what: "with capture")
+        _ = try fetchAll(pipeline, warmUp, what: "through the capture protocol without recording")
         try check(list, expected: warmUp, limit: nil)
 
         // Interleaved rounds, so drift hits both alike; the best of each.
-        var best = (plain: UInt64.max, capture: UInt64.max)
+        var best = (plain: UInt64.max, capture: UInt64.max, pipeline: UInt64.max)
         var logged = 0
         let limit = 500
         for _ in 0..<NetBench.rounds {
@@ -194,13 +205,18 @@ enum CaptureBench {
             do { _ = try clear.invoke([]) } catch { throw BenchError("net.clear failed: \(error)") }
             best.capture = min(best.capture, try fetchAll(capturing, urls, what: "with capture"))
             logged = try check(list, expected: urls, limit: limit)
+            best.pipeline = min(best.pipeline, try fetchAll(pipeline, urls, what: "through the capture protocol without recording"))
         }
-        let expectedServed = 2 * warmUp.count + 2 * NetBench.rounds * requests
+        // The stage-less pipeline recorded nothing: the log is as the last capture round left it.
+        guard try check(list, expected: urls, limit: limit) == logged else {
+            throw BenchError("requests through the capture protocol without a recording stage were logged")
+        }
+        let expectedServed = 3 * warmUp.count + 3 * NetBench.rounds * requests
         guard server.requestsAnswered == expectedServed else {
             throw BenchError("the server answered \(server.requestsAnswered) requests, expected \(expectedServed) (capture must send each request once)")
         }
         return CaptureFigures(requests: requests, rounds: NetBench.rounds, baselineNanoseconds: best.plain,
-                              captureNanoseconds: best.capture, loggedEntries: logged, entryLimit: limit,
+                              captureNanoseconds: best.capture, pipelineNanoseconds: best.pipeline, loggedEntries: logged, entryLimit: limit,
                               serverRequests: server.requestsAnswered, serverConnections: server.connectionsAccepted)
     }
 

@@ -190,6 +190,8 @@ extension Report {
             add("GET, default configuration (baseline)", requests(c.baselineRate), "(\(Format.fixed(c.baselineMilliseconds, 3)) ms/request)")
             add("ratio capture/baseline (time)", Format.ratio(c.ratio),
                 "target: <= \(Format.fixed(CaptureFigures.targetRatio, 1))x  \(Report.verdict(c.passed))")
+            add("info: capture protocol, no recording", requests(c.pipelineRate),
+                "(\(Format.fixed(c.pipelineMilliseconds, 3)) ms/request, \(Format.ratio(c.pipelineRatio)) baseline)")
             lines.append("          best of \(c.rounds) rounds: \(c.requests) sequential GETs each to a keep-alive loopback server")
             lines.append("          (\(c.serverRequests) answered on \(c.serverConnections) connection\(c.serverConnections == 1 ? "" : "s")); the log held the last \(c.loggedEntries) (bound \(c.entryLimit)), checked")
         }
@@ -234,6 +236,9 @@ extension Report {
                 ("baseline_requests_per_second", .rounded(c.baselineRate, 1)),
                 ("baseline_ms_per_request", .rounded(c.baselineMilliseconds, 4)),
                 ("ratio_capture_over_baseline", .rounded(c.ratio, 3)),
+                ("no_recording_requests_per_second", .rounded(c.pipelineRate, 1)),
+                ("no_recording_ms_per_request", .rounded(c.pipelineMilliseconds, 4)),
+                ("ratio_no_recording_over_baseline", .rounded(c.pipelineRatio, 3)),
                 ("logged_entries", .int(Int64(c.loggedEntries))),
                 ("entry_limit", .int(Int64(c.entryLimit))),
                 ("server_requests", .int(Int64(c.serverRequests))),

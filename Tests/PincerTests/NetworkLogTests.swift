@@ -126,6 +126,7 @@ final class NetworkLogTests: XCTestCase {
         _ = try app.text("app.record", "https://api.example.com/b")
         // An old line, as a week-old run would have left it.
         var old = NetworkEntry(source: .captured, startedAt: 1_000, method: "GET", url: "https://old.example.com/")
+        old.recordedAt = 1_000
         old.state = .complete
         old.status = 200
         try LogFile.append(old, to: "\(app.stateDirectory)/network-log.ndjson")

@@ -6,7 +6,7 @@ extension NetworkEntry {
         let fields: [(String, JSON)] = [
             ("id", .uint(id)), ("source", .string(source.rawValue)), ("state", .string(state.rawValue)),
             ("method", .string(method)), ("url", .string(url)), ("httpVersion", .string(httpVersion)),
-            ("startedAt", .double(startedAt)), ("duration", .double(duration)),
+            ("startedAt", .double(startedAt)), ("recordedAt", .double(recordedAt)), ("duration", .double(duration)),
             ("status", status.map { .int(Int64($0)) } ?? .null), ("statusText", .string(statusText)),
             ("requestHeaders", Header.json(requestHeaders)), ("requestBody", requestBody.json),
             ("responseHeaders", Header.json(responseHeaders)), ("responseBody", responseBody.json),
@@ -35,6 +35,7 @@ extension NetworkEntry {
                   method: try need("method") { $0.stringValue }, url: try need("url") { $0.stringValue })
         id = try need("id") { $0.int64Value.map { UInt64(max($0, 0)) } }
         state = EntryState(rawValue: try need("state") { $0.stringValue }) ?? .complete
+        recordedAt = json["recordedAt"]?.doubleValue ?? startedAt
         httpVersion = json["httpVersion"]?.stringValue ?? "HTTP/1.1"
         status = json["status"]?.int64Value.map { Int($0) }
         statusText = json["statusText"]?.stringValue ?? ""

@@ -2,6 +2,15 @@
 import Glibc
 #endif
 
+/// Unix time in seconds.
+public enum WallClock {
+    public static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
+
 /// A persisted log: one entry's JSON per line (already redacted when it was
 /// recorded), appended as entries complete. Retention drops lines older than
 /// the period when the file is compacted; a damaged line is skipped and
@@ -46,12 +55,12 @@ public enum LogFile {
         try writeAll(fd, line, path: path)
     }
 
-    /// Rewrites the file without entries that started before `cutoff` (Unix
+    /// Rewrites the file without entries recorded before `cutoff` (Unix
     /// seconds), atomically (temporary file, fsync, rename). Returns the kept entries.
     @discardableResult
     public static func compact(_ path: String, keepingSince cutoff: Double) throws(FileError) -> Contents {
         var contents = try read(path)
-        contents.entries.removeAll { $0.startedAt < cutoff }
+        contents.entries.removeAll { $0.recordedAt < cutoff }
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FileError(description: "cannot create \(temporary): \(String(cString: strerror(errno)))") }

@@ -104,6 +104,9 @@ public struct NetworkEntry: Sendable, Equatable {
     public var source: EntrySource
     /// Unix time in seconds when the request started.
     public var startedAt: Double
+    /// Unix time in seconds when the log received the entry (retention
+    /// counts from here: an imported HAR may hold requests years old).
+    public var recordedAt: Double = 0
     public var method: String
     /// The (redacted) URL.
     public var url: String

@@ -236,8 +236,9 @@ public final class NetworkStore: @unchecked Sendable {
 
     private func append(_ entry: NetworkEntry) -> UInt64 {
         let budget = limits.bodyBudget
+        var e = entry
+        if e.recordedAt == 0 { e.recordedAt = WallClock.now() }
         let stored = state.withLock { ring -> NetworkEntry in
-            var e = entry
             e.id = ring.nextID
             NetworkStore.append(e, to: &ring)
             NetworkStore.enforceBudget(&ring, budget: budget)

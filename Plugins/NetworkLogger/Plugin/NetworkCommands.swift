@@ -23,8 +23,8 @@ struct NetworkCommands {
 
     func register(with host: PluginHost) throws {
         let store = self.store, logger = self.logger, commands = self
-        try host.addCommand("list(filter: string = \"\") -> string", summary: "Logged requests, oldest first (filter: see net.help-filter)",
-                            jsonResult: true) { args in
+        try host.addCommand("list(filter: string = \"\") -> string", summary: "Logged requests, oldest first, optionally filtered",
+                            details: NetworkCommands.filterHelp, jsonResult: true) { args in
             let f = try NetworkCommands.filter(args[0].string)
             return .string(JSON.array(store.entries().filter(f.matches).map(\.summaryJSON)).serialized())
         }
@@ -136,6 +136,18 @@ struct NetworkCommands {
                                         ("skipped", .array(contents.skipped.map { .object([("line", .int(Int64($0.line))), ("reason", .string($0.reason))]) }))]).serialized())
         }
     }
+
+    static let filterHelp = """
+        Filters (mitmproxy style, DevTools keys as sugar):
+          ~m RE method  ~u RE url  ~d RE host  ~c CODE status  ~h/~hq/~hs RE header  ~b/~bq/~bs RE body
+          ~t RE content type  ~q pending  ~e transport error  ~s has response  ~a asset  ~all
+          word          URL contains the word (plain text)
+          method:POST  status-code:5xx  domain:*.example.com  larger-than:10k  mime-type:image/*
+          scheme:https  has-response-header:Set-Cookie  is:running   (-key:value negates)
+        Operators, tightest first: ( )  !  & (or just a space)  |
+        Regexes and words ignore case; sizes are bytes, k = 1000, M = 1000000.
+        Example: ~m POST & ~c 500 | !~d example.com
+        """
 
     func addRule(_ kind: CaptureRule.Kind, _ args: Arguments) throws -> CommandValue {
         let host = args[0].string.lowercased()

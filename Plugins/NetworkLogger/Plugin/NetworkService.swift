@@ -125,10 +125,5 @@ final class NetworkService: @unchecked Sendable {
 }
 
 enum Clock {
-    /// Unix time in seconds.
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    static func now() -> Double { WallClock.now() }
 }
