@@ -11,65 +11,104 @@ public enum JSON: Sendable, Equatable {
     /// Keys keep their order, so output is stable.
     case object([(String, JSON)])
 
-    public static func == (a: JSON, b: JSON) -> Bool { a.serialized() == b.serialized() }
+    /// Structural equality; objects compare in order, integers by value
+    /// whether stored as int or uint.
+    public static func == (a: JSON, b: JSON) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case let (.bool(x), .bool(y)): x == y
+        case let (.int(x), .int(y)): x == y
+        case let (.uint(x), .uint(y)): x == y
+        case let (.int(x), .uint(y)), let (.uint(y), .int(x)): x >= 0 && UInt64(x) == y
+        case let (.double(x), .double(y)): x == y
+        case let (.string(x), .string(y)): x == y
+        case let (.array(x), .array(y)): x == y
+        case let (.object(x), .object(y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
+        }
+    }
 
     public func serialized(pretty: Bool = false) -> String {
-        var out = ""
-        write(to: &out, pretty: pretty, indent: 0)
+        String(decoding: serializedBytes(pretty: pretty), as: UTF8.self)
+    }
+
+    /// The UTF-8 text, written straight into bytes (exports stream these).
+    public func serializedBytes(pretty: Bool = false) -> [UInt8] {
+        var out: [UInt8] = []
+        write(into: &out, pretty: pretty)
         return out
     }
 
-    private func write(to out: inout String, pretty: Bool, indent: Int) {
+    /// Appends the UTF-8 text to `out`.
+    public func write(into out: inout [UInt8], pretty: Bool = false, indent: Int = 0) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
-        case .uint(let u): out += String(u)
-        case .double(let d): out += d.isFinite ? String(d) : "null"
-        case .string(let s): out += JSON.quote(s)
+        case .null: out += "null".utf8
+        case .bool(let b): out += (b ? "true" : "false").utf8
+        case .int(let i): out += String(i).utf8
+        case .uint(let u): out += String(u).utf8
+        case .double(let d): out += (d.isFinite ? String(d) : "null").utf8
+        case .string(let s): JSON.quote(s, into: &out)
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
-            out += "["
+            if items.isEmpty { out += "[]".utf8; return }
+            out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                item.write(to: &out, pretty: pretty, indent: indent + 1)
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { JSON.newline(&out, indent + 1) }
+                item.write(into: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "]"
+            if pretty { JSON.newline(&out, indent) }
+            out.append(UInt8(ascii: "]"))
         case .object(let fields):
-            if fields.isEmpty { out += "{}"; return }
-            out += "{"
+            if fields.isEmpty { out += "{}".utf8; return }
+            out.append(UInt8(ascii: "{"))
             for (i, (key, value)) in fields.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                out += JSON.quote(key)
-                out += pretty ? ": " : ":"
-                value.write(to: &out, pretty: pretty, indent: indent + 1)
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { JSON.newline(&out, indent + 1) }
+                JSON.quote(key, into: &out)
+                out += (pretty ? ": " : ":").utf8
+                value.write(into: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "}"
+            if pretty { JSON.newline(&out, indent) }
+            out.append(UInt8(ascii: "}"))
         }
     }
 
+    private static func newline(_ out: inout [UInt8], _ indent: Int) {
+        out.append(UInt8(ascii: "\n"))
+        out += repeatElement(UInt8(ascii: " "), count: 2 * indent)
+    }
+
     public static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let h = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                } else {
-                    out.unicodeScalars.append(scalar)
+        var out: [UInt8] = []
+        quote(s, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Writes `s` as a JSON string: runs of bytes that need no escape are
+    /// copied whole (UTF-8 passes through; only ", \ and controls change).
+    public static func quote(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { bytes in
+            var start = 0
+            for (i, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+                out += bytes[start..<i]
+                switch b {
+                case UInt8(ascii: "\""): out += "\\\"".utf8
+                case UInt8(ascii: "\\"): out += "\\\\".utf8
+                case UInt8(ascii: "\n"): out += "\\n".utf8
+                case UInt8(ascii: "\r"): out += "\\r".utf8
+                case UInt8(ascii: "\t"): out += "\\t".utf8
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out += "\\u00".utf8
+                    out.append(hex[Int(b >> 4)])
+                    out.append(hex[Int(b & 0xF)])
                 }
+                start = i + 1
             }
+            out += bytes[start...]
         }
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
     }
 }

@@ -24,8 +24,7 @@ final class SessionTransport: CaptureTransport, @unchecked Sendable {
         let load = HopLoad()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<CaptureOutcome, Never>) in
-                let task = session.dataTask(with: request.requestToSend)
-                load.start(task: task, continuation: continuation, delegate: delegate)
+                load.start(continuation: continuation, delegate: delegate) { session.dataTask(with: request.requestToSend) }
             }
         } onCancel: {
             load.cancel()
@@ -47,24 +46,39 @@ final class HopLoad: @unchecked Sendable {
     private var sentAt = Date()
     private var headersAt: Date?
 
-    func start(task: URLSessionDataTask, continuation: CheckedContinuation<CaptureOutcome, Never>, delegate: TransportDelegate) {
-        let cancelNow: Bool = lock.withLock {
+    /// Creates and resumes the inner task, unless the hop was cancelled
+    /// already: a task cancelled right after `resume` can trap in
+    /// URLSession's task registry, so none is made then.
+    func start(continuation: CheckedContinuation<CaptureOutcome, Never>, delegate: TransportDelegate,
+               makeTask: () -> URLSessionDataTask) {
+        let task: URLSessionDataTask? = lock.withLock {
+            guard !cancelled else { return nil }
+            let task = makeTask()
             self.task = task
             self.continuation = continuation
             self.sentAt = Date()
-            return cancelled
+            return task
+        }
+        guard let task else {
+            let error = NSError(domain: NSURLErrorDomain, code: NSURLErrorCancelled,
+                                userInfo: [NSLocalizedDescriptionKey: "cancelled"])
+            continuation.resume(returning: .failure(CaptureFailure(error: error)))
+            return
         }
         delegate.register(self, for: task)
         task.resume()
-        if cancelNow { task.cancel() }
     }
 
+    /// Cancels the inner task. Called from `stopLoading`, on the outer
+    /// task's work queue: `URLSessionTask.cancel` syncs onto a queue of the
+    /// same hierarchy, which traps there, so the cancel hops to another queue.
     func cancel() {
         let task: URLSessionDataTask? = lock.withLock {
             cancelled = true
             return self.task
         }
-        task?.cancel()
+        guard let task else { return }
+        DispatchQueue.global().async { task.cancel() }
     }
 
     func received(_ response: URLResponse) {

@@ -121,23 +121,22 @@ enum NetBench {
 
     static func run(requests: Int) -> NetFigures {
         var figures = NetFigures()
-        do { figures.capture = try CaptureBench.run(requests: requests) } catch { figures.captureError = error.message }
-        do { figures.har = try HARBench.run(entries: HARBench.entryCount) } catch { figures.harError = error.message }
-        do { figures.append = try AppendBench.run(appends: AppendBench.appendCount) } catch { figures.appendError = error.message }
+        // PINCER_BENCH_NET=har (or capture, append) runs one piece, for profiling.
+        let only = getenv("PINCER_BENCH_NET").map { String(cString: $0) }
+        if only == nil || only == "capture" {
+            do { figures.capture = try CaptureBench.run(requests: requests) } catch { figures.captureError = error.message }
+        }
+        if only == nil || only == "har" {
+            do { figures.har = try HARBench.run(entries: HARBench.entryCount) } catch { figures.harError = error.message }
+        }
+        if only == nil || only == "append" {
+            do { figures.append = try AppendBench.run(appends: AppendBench.appendCount) } catch { figures.appendError = error.message }
+        }
         return figures
     }
 
-    /// Header values of the log's model. `Header`'s initializer is internal
-    /// to NetworkLog, so they are made the way a persisted log file is read:
-    /// through an entry's JSON form.
     static func headers(_ pairs: [(String, String)]) -> [Header] {
-        let json = JSON.object([
-            ("id", .int(0)), ("source", .string("manual")), ("state", .string("pending")), ("startedAt", .double(0)),
-            ("method", .string("GET")), ("url", .string("http://localhost/")),
-            ("requestHeaders", .array(pairs.map { .object([("name", .string($0.0)), ("value", .string($0.1))]) })),
-        ])
-        // The JSON above always decodes: every header has a name and a value.
-        return (try? NetworkEntry(json: json))?.requestHeaders ?? []
+        pairs.map { Header($0.0, $0.1) }
     }
 }
 

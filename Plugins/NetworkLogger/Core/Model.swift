@@ -164,36 +164,39 @@ public struct URLParts: Sendable, Equatable {
     public var fragment: String?
 
     public init?(_ url: String) {
-        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return nil }
-        scheme = String(url[..<colon]).lowercased()
-        var rest = Substring(url[url.index(colon, offsetBy: 3)...])
-        if let hash = rest.firstIndex(of: "#") {
-            fragment = String(rest[rest.index(after: hash)...])
-            rest = rest[..<hash]
+        // Byte offsets into the UTF-8 view: the delimiters are ASCII, and
+        // walking Characters here was a hot spot of export and filtering.
+        let u = Array(url.utf8)
+        func text(_ r: Range<Int>) -> String { String(decoding: u[r], as: UTF8.self) }
+        guard let colon = u.firstIndex(of: 0x3A), colon + 2 < u.count, u[colon + 1] == 0x2F, u[colon + 2] == 0x2F else { return nil }
+        scheme = text(0..<colon).lowercased()
+        var end = u.count
+        if let hash = u[(colon + 3)...].firstIndex(of: 0x23) {
+            fragment = text((hash + 1)..<end)
+            end = hash
         }
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
-        var authority = rest[..<authorityEnd]
-        rest = rest[authorityEnd...]
-        if let at = authority.lastIndex(of: "@") {
-            userinfo = String(authority[..<at])
-            authority = authority[authority.index(after: at)...]
+        let authorityStart = colon + 3
+        let authorityEnd = u[authorityStart..<end].firstIndex { $0 == 0x2F || $0 == 0x3F } ?? end
+        var hostStart = authorityStart
+        if let at = u[authorityStart..<authorityEnd].lastIndex(of: 0x40) {
+            userinfo = text(authorityStart..<at)
+            hostStart = at + 1
         }
         // [v6]:port, host:port
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            host = String(authority[...close]).lowercased()
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { port = Int(after.dropFirst()) }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon]).lowercased()
-            port = Int(authority[authority.index(after: colon)...])
+        if hostStart < authorityEnd, u[hostStart] == 0x5B, let close = u[hostStart..<authorityEnd].firstIndex(of: 0x5D) {
+            host = text(hostStart..<(close + 1)).lowercased()
+            if close + 1 < authorityEnd, u[close + 1] == 0x3A { port = Int(text((close + 2)..<authorityEnd)) }
+        } else if let c = u[hostStart..<authorityEnd].lastIndex(of: 0x3A) {
+            host = text(hostStart..<c).lowercased()
+            port = Int(text((c + 1)..<authorityEnd))
         } else {
-            host = String(authority).lowercased()
+            host = text(hostStart..<authorityEnd).lowercased()
         }
-        if let q = rest.firstIndex(of: "?") {
-            path = String(rest[..<q])
-            query = String(rest[rest.index(after: q)...])
+        if let q = u[authorityEnd..<end].firstIndex(of: 0x3F) {
+            path = text(authorityEnd..<q)
+            query = text((q + 1)..<end)
         } else {
-            path = String(rest)
+            path = text(authorityEnd..<end)
         }
         if path.isEmpty { path = "/" }
     }
@@ -221,18 +224,26 @@ extension Array where Element == Header {
 
 /// The media type of a Content-Type value: lowercased, parameters removed.
 public func mediaType(_ contentType: String?) -> String {
-    guard let contentType else { return "" }
-    let base = contentType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
-    return base.trimmingCharacters(in: " \t").lowercased()
+    guard let contentType, !contentType.isEmpty else { return "" }
+    let u = contentType.utf8
+    let end = u.firstIndex(of: 0x3B) ?? u.endIndex
+    var bytes = Array(u[..<end])
+    while let f = bytes.first, f == 0x20 || f == 0x09 { bytes.removeFirst() }
+    while let l = bytes.last, l == 0x20 || l == 0x09 { bytes.removeLast() }
+    for i in bytes.indices where bytes[i] >= 0x41 && bytes[i] <= 0x5A { bytes[i] += 0x20 }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 extension String {
-    /// Trims the given ASCII characters from both ends (no Foundation).
+    /// Trims the given ASCII characters from both ends (no Foundation). Works
+    /// on the UTF-8 view: trimming ASCII leaves scalar boundaries intact.
     public func trimmingCharacters(in set: String) -> String {
-        let chars = Set(set.unicodeScalars)
-        var scalars = Substring(self).unicodeScalars[...]
-        while let f = scalars.first, chars.contains(f) { scalars = scalars.dropFirst() }
-        while let l = scalars.last, chars.contains(l) { scalars = scalars.dropLast() }
-        return String(String.UnicodeScalarView(scalars))
+        let chars = Array(set.utf8)
+        let u = utf8
+        var start = u.startIndex, end = u.endIndex
+        while start < end, chars.contains(u[start]) { start = u.index(after: start) }
+        while end > start, chars.contains(u[u.index(before: end)]) { end = u.index(before: end) }
+        if start == u.startIndex && end == u.endIndex { return self }
+        return String(self[start..<end])
     }
 }

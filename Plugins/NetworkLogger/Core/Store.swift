@@ -126,7 +126,8 @@ public final class NetworkStore: @unchecked Sendable {
 
     /// The rule that decides for this request, if any (ignore wins over metadata-only).
     public func rule(method: String, url: String) -> CaptureRule.Kind? {
-        guard let parts = URLParts(url) else { return nil }
+        let rules = self.rules
+        guard !rules.isEmpty, let parts = URLParts(url) else { return nil }
         let matching = rules.filter { $0.matches(method: method, url: parts) }
         if matching.contains(where: { $0.kind == .ignore }) { return .ignore }
         return matching.isEmpty ? nil : .metadataOnly
