@@ -15,6 +15,8 @@ public struct NetworkRecorder: @unchecked Sendable {
     public static let serviceID: String = PINCER_NETWORK_SERVICE_ID
 
     private let table: UnsafePointer<pincer_network_service_t>
+    /// Where capture records, in order and off the request's path.
+    private let queue = DispatchQueue(label: "pincer.capture.recording")
 
     /// Wraps a "pincer.network/1" table. Nil when `service` is nil, smaller
     /// than version 1.0 of the table (`header.struct_size`), or missing one of
@@ -35,6 +37,15 @@ public struct NetworkRecorder: @unchecked Sendable {
     }
 
     private var context: UnsafeMutableRawPointer? { table.pointee.header.context }
+
+    /// Runs `work` on this recorder's serial queue: capture records there so
+    /// the app never waits for the log, and calls for one exchange stay in order.
+    func enqueue(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+
+    /// Waits until everything capture handed this recorder so far has
+    /// reached the log (for tests, and before reading the log right after a
+    /// response).
+    public func flush() { queue.sync {} }
 
     /// True when the logger stores nothing for this request (an ignored host).
     public func isIgnored(method: String, url: String) -> Bool {

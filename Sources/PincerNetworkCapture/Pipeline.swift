@@ -61,24 +61,42 @@ public struct RecordingStage: CaptureStage {
         self.recorder = recorder
     }
 
+    /// Recording runs on the recorder's serial queue, so the request and the
+    /// app's response never wait for redaction and storage; begin and
+    /// complete for one exchange stay in order. `NetworkRecorder.flush()`
+    /// waits for it.
     public func process(_ request: CaptureRequest, next: CaptureNext) async -> CaptureOutcome {
         guard let url = request.url?.absoluteString else { return await next(request) }
-        let id = recorder.isIgnored(method: request.method, url: url) ? nil
-            : recorder.begin(method: request.method, url: url, headers: request.headersAsSent,
-                             body: request.body, startedAt: Date())
+        let recorder = self.recorder
+        let entry = EntryID()
+        let method = request.method, headers = request.headersAsSent, body = request.body, started = Date()
+        recorder.enqueue {
+            guard !recorder.isIgnored(method: method, url: url) else { return }
+            entry.id = recorder.begin(method: method, url: url, headers: headers, body: body, startedAt: started)
+        }
         let outcome = await next(request)
-        guard let id else { return outcome }
         switch outcome {
         case .response(let response):
             let redirect = Redirects.follow(request, after: response)?.url?.absoluteString
-            recorder.complete(id: id, status: response.statusCode, statusText: response.statusText,
-                              httpVersion: nil, headers: response.headers, body: response.body,
-                              redirectURL: redirect, timings: response.timings)
+            recorder.enqueue {
+                guard let id = entry.id else { return }
+                recorder.complete(id: id, status: response.statusCode, statusText: response.statusText,
+                                  httpVersion: nil, headers: response.headers, body: response.body,
+                                  redirectURL: redirect, timings: response.timings)
+            }
         case .failure(let failure):
-            recorder.fail(id: id, error: failure.summary, timings: failure.timings)
+            recorder.enqueue {
+                guard let id = entry.id else { return }
+                recorder.fail(id: id, error: failure.summary, timings: failure.timings)
+            }
         }
         return outcome
     }
+}
+
+/// The id `begin` returned, read only on the recorder's serial queue.
+private final class EntryID: @unchecked Sendable {
+    var id: UInt64?
 }
 
 /// Which responses are followed, and with what request. Mirrors URLSession

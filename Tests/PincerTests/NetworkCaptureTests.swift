@@ -451,6 +451,7 @@ private final class Harness {
 
     /// The log's summaries.
     func list() throws -> [[String: Any]] {
+        recorder.flush() // capture records on a background queue
         let text = try app.text("net.list", "")
         let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
         return try XCTUnwrap(object as? [[String: Any]], text)

@@ -169,4 +169,43 @@ final class NetworkLogTests: XCTestCase {
         XCTAssertTrue(lines.first?.hasPrefix("#1  ") == true, text)
         XCTAssertEqual(lines.last, "followed 2 entries")
     }
+
+    /// Large HARs are parsed entry by entry in parallel; the result must be
+    /// the sequential parse's, and any damage must fall back to the exact error.
+    func testParallelImportMatchesSequentialAndFallsBackOnDamage() throws {
+        var entries: [NetworkEntry] = []
+        for i in 0..<400 {
+            var e = NetworkEntry(source: .manual, startedAt: 1_700_000_000 + Double(i), method: i % 3 == 0 ? "POST" : "GET",
+                                 url: "https://api.example.com/items/\(i)?q=\"x\"")
+            e.state = .complete
+            e.status = 200
+            e.requestHeaders = [Header("Accept", "application/json"), Header("X-Pad", String(repeating: "p", count: 2000))]
+            e.responseBody = Body(payload: .stored(Array("{\"n\": \(i), \"s\": \"[\\\"]\"}".utf8)), size: 20, mimeType: "application/json")
+            entries.append(e)
+        }
+        var bytes = HARExport.document(entries, creator: (name: "test", version: "1"))
+        XCTAssertGreaterThan(bytes.count, 1 << 20, "big enough for the parallel path")
+        XCTAssertNotNil(EntriesSplitter.scan(bytes), "the scan finds log.entries")
+        let parallel = try HARImport.read(bytes)
+        let (log, list) = try HARImport.logAndEntries(try JSON.parse(bytes: bytes))
+        let sequential = HARImport.result(log: log, list.map { HARImport.entry($0) })
+        XCTAssertEqual(parallel.entries, sequential.entries)
+        XCTAssertEqual(parallel.entries.count, 400)
+        XCTAssertEqual(parallel.entries[399].url, "https://api.example.com/items/399?q=%22x%22")
+
+        // Damage one entry in the middle: the error names the place in the file.
+        let target = Array("\"method\":\"GET\"".utf8)
+        var hits = 0, position = -1
+        for i in 0..<(bytes.count - target.count) where bytes[i..<(i + target.count)].elementsEqual(target) {
+            hits += 1
+            if hits == 200 { position = i; break }
+        }
+        XCTAssertGreaterThan(position, 0)
+        bytes[position + 9] = UInt8(ascii: "X") // "method":XGET" : not JSON
+        XCTAssertThrowsError(try HARImport.read(bytes)) { error in
+            guard case .notJSON(let syntax) = error as? HARImportError else { return XCTFail("\(error)") }
+            XCTAssertEqual(syntax.line, 1)
+            XCTAssertEqual(syntax.column, position + 10)
+        }
+    }
 }

@@ -51,16 +51,31 @@ public enum HARExport {
         buffer.reserveCapacity(chunkSize + 1024)
         let head = "{\"log\":{\"version\":\"1.2\",\"creator\":{\"name\":\(JSON.quote(creator.name)),\"version\":\(JSON.quote(creator.version))},\"pages\":[],\"entries\":["
         buffer.append(contentsOf: head.utf8)
+        // Batches of entries are turned into bytes on every processor, then
+        // written in order: memory stays bounded by one batch.
         var first = true
-        for entry in entries {
-            if !first { buffer.append(UInt8(ascii: ",")) }
-            first = false
-            entryJSON(entry).write(into: &buffer)
-            if buffer.count >= chunkSize {
-                try sink(buffer)
-                buffer.removeAll(keepingCapacity: true)
+        var batch: [NetworkEntry] = []
+        func flush() throws {
+            for bytes in Parallel.map(batch, { e -> [UInt8] in
+                var out: [UInt8] = []
+                entryJSON(e).write(into: &out)
+                return out
+            }) {
+                if !first { buffer.append(UInt8(ascii: ",")) }
+                first = false
+                buffer += bytes
+                if buffer.count >= chunkSize {
+                    try sink(buffer)
+                    buffer.removeAll(keepingCapacity: true)
+                }
             }
+            batch.removeAll(keepingCapacity: true)
         }
+        for entry in entries {
+            batch.append(entry)
+            if batch.count == Parallel.batchSize { try flush() }
+        }
+        try flush()
         buffer.append(contentsOf: "]}}\n".utf8)
         try sink(buffer)
     }
@@ -280,12 +295,16 @@ public struct HARImportResult: Sendable {
 ///   `_bodyState` is read back; invalid base64 becomes `.withheld` with a note.
 public enum HARImport {
     public static func read(_ bytes: [UInt8]) throws(HARImportError) -> HARImportResult {
+        if let fast = EntriesSplitter.read(bytes) { return fast }
         let root: JSON
-        do {
-            root = try JSON.parse(bytes: bytes)
-        } catch {
-            throw .notJSON(error)
-        }
+        do { root = try JSON.parse(bytes: bytes) } catch { throw .notJSON(error) }
+        let (log, list) = try logAndEntries(root)
+        // Entries convert independently: spread them over the processors.
+        return result(log: log, Parallel.map(list) { entry($0) })
+    }
+
+    /// `log` and `log.entries` of a parsed document, or why it is not HAR.
+    static func logAndEntries(_ root: JSON) throws(HARImportError) -> (log: JSON, entries: [JSON]) {
         guard case .object = root else {
             throw .notHAR("the top level is \(article(root.typeName)), not an object with \"log\"")
         }
@@ -295,14 +314,18 @@ public enum HARImport {
         guard let list = entriesJSON.arrayValue else {
             throw .notHAR("\"log.entries\" is \(article(entriesJSON.typeName)), not an array")
         }
+        return (log, list)
+    }
+
+    static func result(log: JSON, _ converted: [Result<NetworkEntry, SkipReason>]) -> HARImportResult {
         var result = HARImportResult(entries: [], skipped: [], creator: nil)
         if let name = log["creator"]?["name"]?.stringValue {
             let version = log["creator"]?["version"].flatMap(scalarString) ?? ""
             result.creator = version.isEmpty ? name : name + " " + version
         }
-        result.entries.reserveCapacity(list.count)
-        for (index, item) in list.enumerated() {
-            switch entry(item) {
+        result.entries.reserveCapacity(converted.count)
+        for (index, outcome) in converted.enumerated() {
+            switch outcome {
             case .success(let e): result.entries.append(e)
             case .failure(let reason): result.skipped.append((index: index, reason: reason.message))
             }
@@ -908,5 +931,88 @@ enum HARDate {
         let doy = (153 * mp + 2) / 5 + day - 1
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         return era * 146_097 + doe - 719_468
+    }
+}
+
+/// Parses a large HAR faster by parsing the elements of `log.entries` in
+/// parallel: a byte scan finds the array and its elements, the rest of the
+/// document is parsed with the array emptied, and each element on its own.
+/// Whenever anything does not parse (or the scan finds no such array), it
+/// returns nil and the caller parses the whole document sequentially, which
+/// reports the exact line and column of the problem.
+enum EntriesSplitter {
+    static let minimumEntries = 256
+
+    /// Each worker parses an element, converts it and frees its JSON, so no
+    /// tree of the whole file is ever built (or freed on one thread).
+    static func read(_ bytes: [UInt8]) -> HARImportResult? {
+        guard bytes.count > 1 << 20, let found = scan(bytes), found.elements.count >= minimumEntries else { return nil }
+        var skeleton = Array(bytes[..<(found.open + 1)])
+        skeleton += bytes[found.close...]
+        guard let top = try? JSON.parse(bytes: skeleton), let (log, _) = try? HARImport.logAndEntries(top) else { return nil }
+        let converted = Parallel.map(found.elements) { range -> Result<NetworkEntry, HARImport.SkipReason>? in
+            guard let json = try? JSON.parse(bytes: bytes[range]) else { return nil }
+            return HARImport.entry(json)
+        }
+        var all: [Result<NetworkEntry, HARImport.SkipReason>] = []
+        all.reserveCapacity(converted.count)
+        for c in converted {
+            guard let c else { return nil }
+            all.append(c)
+        }
+        return HARImport.result(log: log, all)
+    }
+
+    /// The `[` and `]` of the array under "log" -> "entries", and its elements' byte ranges.
+    static func scan(_ b: [UInt8]) -> (open: Int, close: Int, elements: [Range<Int>])? {
+        var depth = 0
+        var i = 0
+        var keys: [String?] = [] // the key being read at each object depth
+        var lastString: Range<Int>?
+        var open = -1
+        var elements: [Range<Int>] = []
+        var elementStart = -1
+        while i < b.count {
+            let c = b[i]
+            if c == 0x22 { // a string: skip it, remembering where it was
+                let start = i + 1
+                i += 1
+                while i < b.count && b[i] != 0x22 { i += b[i] == 0x5C ? 2 : 1 }
+                guard i < b.count else { return nil }
+                lastString = start..<i
+                i += 1
+                continue
+            }
+            switch c {
+            case 0x3A: // ':' names the key of the value that follows
+                if let r = lastString, !keys.isEmpty { keys[keys.count - 1] = String(decoding: b[r], as: UTF8.self) }
+            case 0x7B, 0x5B: // '{' '['
+                if open < 0 && c == 0x5B && depth == 2 && keys.count == 2 && keys[0] == "log" && keys[1] == "entries" {
+                    open = i
+                    elementStart = i + 1
+                }
+                depth += 1
+                keys.append(nil)
+            case 0x7D, 0x5D: // '}' ']'
+                depth -= 1
+                guard depth >= 0 else { return nil }
+                keys.removeLast()
+                if open >= 0 && depth == 2 && c == 0x5D {
+                    let last = elementStart..<i
+                    if b[last].contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) { elements.append(last) }
+                    return (open, i, elements)
+                }
+            case 0x2C: // ',' between elements of the entries array
+                if open >= 0 && depth == 3 {
+                    elements.append(elementStart..<i)
+                    elementStart = i + 1
+                }
+            default:
+                break
+            }
+            lastString = c == 0x3A ? nil : (c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 ? lastString : nil)
+            i += 1
+        }
+        return nil
     }
 }
