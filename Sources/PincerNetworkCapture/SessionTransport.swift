@@ -51,20 +51,24 @@ final class HopLoad: @unchecked Sendable {
     /// URLSession's task registry, so none is made then.
     func start(continuation: CheckedContinuation<CaptureOutcome, Never>, delegate: TransportDelegate,
                makeTask: () -> URLSessionDataTask) {
-        let task: URLSessionDataTask? = lock.withLock {
-            guard !cancelled else { return nil }
-            let task = makeTask()
-            self.task = task
-            self.continuation = continuation
-            self.sentAt = Date()
-            return task
-        }
-        guard let task else {
+        func resumeCancelled() {
             let error = NSError(domain: NSURLErrorDomain, code: NSURLErrorCancelled,
                                 userInfo: [NSLocalizedDescriptionKey: "cancelled"])
             continuation.resume(returning: .failure(CaptureFailure(error: error)))
-            return
         }
+        guard lock.withLock({ !cancelled }) else { return resumeCancelled() }
+        // Made outside the lock: dataTask(with:) syncs onto the session's
+        // queue, and a cancel or invalidation waiting there for this lock
+        // would deadlock (seen in testSuspendBeforeStartThenResume).
+        let task = makeTask()
+        let proceed: Bool = lock.withLock {
+            guard !cancelled else { return false }
+            self.task = task
+            self.continuation = continuation
+            self.sentAt = Date()
+            return true
+        }
+        guard proceed else { return resumeCancelled() }
         delegate.register(self, for: task)
         task.resume()
     }
