@@ -125,7 +125,9 @@ class CaptureURLProtocolBase: URLProtocol {
             let outcome = await runtime.pipeline.run(hop)
             if Task.isCancelled { return }
             guard case .response(let response) = outcome, let next = Redirects.follow(hop, after: response) else {
-                deliver(outcome, generation: generation)
+                // On a task of the concurrency pool here, not inside the inner
+                // session's callbacks, so the client can be called directly.
+                deliverNow(outcome, generation: generation)
                 return
             }
             guard next.redirectCount <= Redirects.maximum else {
