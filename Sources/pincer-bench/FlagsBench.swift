@@ -72,25 +72,10 @@ enum FlagsBench {
     static func effective(_ index: Int) -> Bool { overridden.contains(index) ? !remote(index) : remote(index) }
 
     static func run(threads: Int, lookups: Int) throws(BenchError) -> FlagsFigures {
-        guard let directory = Host.executableDirectory() else {
-            throw BenchError("cannot find this executable's directory (readlink /proc/self/exe failed)")
-        }
-        let pluginPath = "\(directory)/\(Host.builtinPrefix)flags.so"
-        guard access(pluginPath, R_OK) == 0 else {
-            throw BenchError("\(pluginPath) is missing; build it beside pincer-bench: swift build -c release --product pincer-plugin-flags (or simply swift build -c release)")
-        }
-
         let state = try TemporaryDirectory(prefix: "pincer-bench-flags")
         defer { state.remove() }
-        var options = Host.Options(stateDirectory: state.path)
-        options.builtinDirectory = nil
-        options.pluginPaths = [pluginPath]
-        let host = Host(options: options)
+        let host = try BuiltPlugin.host(loading: "flags", state: state)
         defer { host.shutdown() }
-        host.loadAll()
-        if let failure = host.failures.first {
-            throw BenchError("the flags plugin was refused: \(failure)")
-        }
         let service = try bind(host)
 
         let keys = FlagsBench.keys

@@ -144,24 +144,10 @@ enum NetBench {
 
 enum CaptureBench {
     static func run(requests: Int) throws(BenchError) -> CaptureFigures {
-        guard let directory = Host.executableDirectory() else {
-            throw BenchError("cannot find this executable's directory (readlink /proc/self/exe failed)")
-        }
-        let pluginPath = "\(directory)/\(Host.builtinPrefix)net.so"
-        guard access(pluginPath, R_OK) == 0 else {
-            throw BenchError("\(pluginPath) is missing; build it beside pincer-bench: swift build -c release --product pincer-plugin-net (or simply swift build -c release)")
-        }
         let state = try TemporaryDirectory(prefix: "pincer-bench-net")
         defer { state.remove() }
-        var options = Host.Options(stateDirectory: state.path)
-        options.builtinDirectory = nil
-        options.pluginPaths = [pluginPath]
-        let host = Host(options: options)
+        let host = try BuiltPlugin.host(loading: "net", state: state)
         defer { host.shutdown() }
-        host.loadAll()
-        if let failure = host.failures.first {
-            throw BenchError("the net plugin was refused: \(failure)")
-        }
         guard let recorder = NetworkRecorder(service: host.service(id: NetworkRecorder.serviceID)) else {
             throw BenchError("the net plugin loaded but published no usable \(NetworkRecorder.serviceID) service (plugins: \(host.plugins.map(\.id).joined(separator: ", ")))")
         }

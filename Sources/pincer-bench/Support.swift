@@ -118,3 +118,27 @@ extension JSON {
         return .double((value * scale).rounded() / scale)
     }
 }
+
+/// A host with one built-in plugin from beside this executable, loaded by
+/// path (the parts measure one plugin each).
+enum BuiltPlugin {
+    static func host(loading shortName: String, state: TemporaryDirectory) throws(BenchError) -> Host {
+        guard let directory = Host.executableDirectory() else {
+            throw BenchError("cannot find this executable's directory (readlink /proc/self/exe failed)")
+        }
+        let pluginPath = "\(directory)/\(Host.builtinPrefix)\(shortName).so"
+        guard access(pluginPath, R_OK) == 0 else {
+            throw BenchError("\(pluginPath) is missing; build it beside pincer-bench: swift build -c release --product pincer-plugin-\(shortName) (or simply swift build -c release)")
+        }
+        var options = Host.Options(stateDirectory: state.path)
+        options.builtinDirectory = nil
+        options.pluginPaths = [pluginPath]
+        let host = Host(options: options)
+        host.loadAll()
+        if let failure = host.failures.first {
+            host.shutdown()
+            throw BenchError("the \(shortName) plugin was refused: \(failure)")
+        }
+        return host
+    }
+}
