@@ -29,7 +29,9 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
 /// registered. The host API table's `host_data` points here.
 final class PluginRuntime: @unchecked Sendable {
     let info: PluginInfo
-    unowned let host: Host
+    /// Weak: a plugin's stray thread may call its table after the host is
+    /// gone; such calls then fail instead of crashing the process.
+    weak var host: Host?
     let record: UnsafePointer<pincer_plugin_t>
     let table = UnsafeMutablePointer<pincer_host_t>.allocate(capacity: 1)
     /// Serialises every call the host makes into this plugin.
@@ -55,7 +57,7 @@ final class PluginRuntime: @unchecked Sendable {
 
     /// Records why a host call failed, for last_error, and returns the status.
     func failed(_ status: UInt32, _ message: String) -> UInt32 {
-        host.log(.warning, plugin: info.id, message)
+        host?.log(.warning, plugin: info.id, message)
         errorLock.withLock {
             free(lastError)
             lastError = strdup(message)
@@ -80,28 +82,28 @@ final class PluginRuntime: @unchecked Sendable {
         t.host_name = UnsafeRawPointer(hostName.utf8Start).assumingMemoryBound(to: CChar.self)
         t.host_version = UnsafeRawPointer(hostVersion.utf8Start).assumingMemoryBound(to: CChar.self)
         t.log = { table, level, message in
-            guard let p = PluginRuntime.from(table) else { return }
-            p.host.log(LogLevel(sdk: level), plugin: p.info.id, message.map { String(cString: $0) } ?? "")
+            guard let p = PluginRuntime.from(table), let host = p.host else { return }
+            host.log(LogLevel(sdk: level), plugin: p.info.id, message.map { String(cString: $0) } ?? "")
         }
         t.add_section = { table, section in
-            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let p = PluginRuntime.from(table), let host = p.host else { return PINCER_INVALID_ARGUMENT }
             guard let section else { return p.failed(PINCER_INVALID_ARGUMENT, "add_section: section is NULL") }
-            return p.host.addSection(section, from: p)
+            return host.addSection(section, from: p)
         }
         t.add_entry = { table, entry in
-            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let p = PluginRuntime.from(table), let host = p.host else { return PINCER_INVALID_ARGUMENT }
             guard let entry else { return p.failed(PINCER_INVALID_ARGUMENT, "add_entry: entry is NULL") }
-            return p.host.addEntry(entry, from: p)
+            return host.addEntry(entry, from: p)
         }
         t.add_command = { table, command in
-            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let p = PluginRuntime.from(table), let host = p.host else { return PINCER_INVALID_ARGUMENT }
             guard let command else { return p.failed(PINCER_INVALID_ARGUMENT, "add_command: command is NULL") }
-            return p.host.addCommand(command, from: p)
+            return host.addCommand(command, from: p)
         }
         t.settings_get = { table, key, buffer, capacity in
-            guard let p = PluginRuntime.from(table), let key else { return PINCER_SETTING_ERROR }
+            guard let p = PluginRuntime.from(table), let host = p.host, let key else { return PINCER_SETTING_ERROR }
             do {
-                guard let value = try p.host.settings().get(namespace: p.info.id, key: String(cString: key)) else {
+                guard let value = try host.settings().get(namespace: p.info.id, key: String(cString: key)) else {
                     return PINCER_SETTING_MISSING
                 }
                 return value.withCString { src in
@@ -119,29 +121,29 @@ final class PluginRuntime: @unchecked Sendable {
             }
         }
         t.settings_set = { table, key, value in
-            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let p = PluginRuntime.from(table), let host = p.host else { return PINCER_INVALID_ARGUMENT }
             guard let key, key.pointee != 0 else { return p.failed(PINCER_INVALID_ARGUMENT, "settings_set: key is empty") }
             do {
-                try p.host.settings().set(namespace: p.info.id, key: String(cString: key), value: value.map { String(cString: $0) })
+                try host.settings().set(namespace: p.info.id, key: String(cString: key), value: value.map { String(cString: $0) })
                 return PINCER_OK
             } catch {
                 return p.failed(PINCER_FAILED, "settings_set: \(error)")
             }
         }
         t.emit = { table, topic, payload in
-            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let p = PluginRuntime.from(table), let host = p.host else { return PINCER_INVALID_ARGUMENT }
             guard let topic, topic.pointee != 0 else { return p.failed(PINCER_INVALID_ARGUMENT, "emit: topic is empty") }
-            p.host.events.emit(topic: String(cString: topic), payload: payload.map { String(cString: $0) })
+            host.events.emit(topic: String(cString: topic), payload: payload.map { String(cString: $0) })
             return PINCER_OK
         }
         t.subscribe = { table, topic, callback, context in
-            guard let p = PluginRuntime.from(table) else { return 0 }
+            guard let p = PluginRuntime.from(table), let host = p.host else { return 0 }
             guard let topic, topic.pointee != 0, let callback else {
                 _ = p.failed(PINCER_INVALID_ARGUMENT, "subscribe: topic and callback are required")
                 return 0
             }
             let box = UnsafeSendable(context)
-            return p.host.events.subscribe(topic: String(cString: topic), owner: p.info.id) { topic, payload in
+            return host.events.subscribe(topic: String(cString: topic), owner: p.info.id) { topic, payload in
                 topic.withCString { t in
                     if let payload {
                         payload.withCString { callback(box.value, t, $0) }
@@ -152,25 +154,25 @@ final class PluginRuntime: @unchecked Sendable {
             }
         }
         t.unsubscribe = { table, token in
-            guard let p = PluginRuntime.from(table) else { return }
-            p.host.events.unsubscribe(token)
+            guard let p = PluginRuntime.from(table), let host = p.host else { return }
+            host.events.unsubscribe(token)
         }
         t.publish_service = { table, id, service in
-            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let p = PluginRuntime.from(table), let host = p.host else { return PINCER_INVALID_ARGUMENT }
             guard let id, let service else { return p.failed(PINCER_INVALID_ARGUMENT, "publish_service: id and table are required") }
-            return p.host.publishService(id: String(cString: id), table: service, from: p)
+            return host.publishService(id: String(cString: id), table: service, from: p)
         }
         t.get_service = { table, id in
-            guard let p = PluginRuntime.from(table), let id else { return nil }
-            return p.host.service(id: String(cString: id))
+            guard let p = PluginRuntime.from(table), let host = p.host, let id else { return nil }
+            return host.service(id: String(cString: id))
         }
         t.last_error = { table in
             PluginRuntime.from(table)?.lastErrorPointer
         }
         t.update_entry = { table, entry in
-            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let p = PluginRuntime.from(table), let host = p.host else { return PINCER_INVALID_ARGUMENT }
             guard let entry else { return p.failed(PINCER_INVALID_ARGUMENT, "update_entry: entry is NULL") }
-            return p.host.updateEntry(entry, from: p)
+            return host.updateEntry(entry, from: p)
         }
         return t
     }

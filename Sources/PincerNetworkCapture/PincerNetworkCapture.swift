@@ -71,6 +71,9 @@ public enum PincerNetworkCapture {
         for case let protocolClass as CaptureURLProtocolBase.Type in configuration.protocolClasses ?? [] {
             if let runtime = CaptureRegistry.shared.remove(protocolClass) {
                 runtime.transport.invalidate()
+                // Recording runs on a queue: let it reach the log while the
+                // service is surely still there.
+                for case let stage as RecordingStage in runtime.pipeline.stages { stage.recorder.flush() }
                 stopped = true
             }
         }

@@ -159,7 +159,7 @@ final class HARTests: XCTestCase {
     /// Every fixture imports (imported + skipped = entries in the file) or is
     /// rejected with a message; the imported entries export to valid HAR.
     func testImportEveryFixture() throws {
-        let directory = harFixtureDirectory
+        let directory = try harFixtureDirectory
         let files = try FileManager.default.contentsOfDirectory(atPath: directory)
             .filter { !$0.contains("LICENSE") }.sorted()
         XCTAssertGreaterThanOrEqual(files.count, 20)
@@ -600,13 +600,19 @@ private let harPackageRoot: String = {
     fatalError("no Package.swift above \(#filePath)")
 }()
 
-private var harFixtureDirectory: String {
-    URL(fileURLWithPath: harPackageRoot + "/../shared/fixtures/har").standardizedFileURL.path
+/// A folder of ../shared/fixtures; the test is skipped (with the reason) when
+/// the shared fixtures are not beside the checkout.
+private func harShared(_ folder: String) throws -> String {
+    let path = URL(fileURLWithPath: harPackageRoot + "/../shared/fixtures/" + folder).standardizedFileURL.path
+    guard FileManager.default.fileExists(atPath: path) else {
+        throw XCTSkip("\(path) is not present (the shared fixtures live beside the checkout)")
+    }
+    return path
 }
 
-private var harSchemaDirectory: String {
-    URL(fileURLWithPath: harPackageRoot + "/../shared/fixtures/har-schema").standardizedFileURL.path
-}
+private var harFixtureDirectory: String { get throws { try harShared("har") } }
+
+private var harSchemaDirectory: String { get throws { try harShared("har-schema") } }
 
 /// Counts log.entries with Foundation, independently of PincerJSON; nil when
 /// the file is not JSON or has no log.entries array.

@@ -56,5 +56,9 @@ final class SDKTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<pincer_flags_service_t>.size, 128)
         XCTAssertEqual(MemoryLayout<pincer_servers_service_t>.offset(of: \.register_environment), 16)
         XCTAssertEqual(MemoryLayout<pincer_servers_service_t>.size, 88)
+        XCTAssertEqual(MemoryLayout<pincer_network_request_t>.size, 64)
+        XCTAssertEqual(MemoryLayout<pincer_network_response_t>.offset(of: \.timings), 72)
+        XCTAssertEqual(MemoryLayout<pincer_network_response_t>.size, 128)
+        XCTAssertEqual(MemoryLayout<pincer_network_service_t>.size, 56)
     }
 }
