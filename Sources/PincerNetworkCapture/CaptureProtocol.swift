@@ -27,7 +27,8 @@ import FoundationNetworking
 ///   state guard makes a second call while loading (or after the end) a no-op,
 ///   and a resume after `stopLoading` starts the exchange over.
 /// - Calling the client from the inner session's callbacks traps in
-///   libdispatch: every client call is made on this instance's own queue.
+///   libdispatch: the client is called from the pool task that awaited the
+///   hop, or (from `startLoading` itself) on this instance's own queue.
 class CaptureURLProtocolBase: URLProtocol {
     /// The runtime of the configuration this class belongs to.
     class var runtime: CaptureRuntime? { nil }

@@ -21,9 +21,10 @@ import FoundationNetworking
 /// recorded for them. A suspended task that is resumed starts over. Bodies
 /// are held in memory whole, both ways.
 ///
-/// Each logged configuration keeps an inner session until
-/// `stopCapturing(_:)`; stop before the host that published the recorder's
-/// service shuts down.
+/// Recording runs on the recorder's serial queue, off the request's path;
+/// `NetworkRecorder.flush()` waits for it. Each logged configuration keeps an
+/// inner session until `stopCapturing(_:)`, which also flushes; stop before
+/// the host that published the recorder's service shuts down.
 public enum PincerNetworkCapture {
     /// The domain of the errors the capture code itself reports.
     public static let errorDomain = "PincerNetworkCapture"
