@@ -117,7 +117,7 @@ struct AppendFigures: Sendable {
 }
 
 enum NetBench {
-    static let rounds = 3
+    static let rounds = 5
 
     static func run(requests: Int) -> NetFigures {
         var figures = NetFigures()
