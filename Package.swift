@@ -54,7 +54,7 @@ let package = Package(
                 linkerSettings: exportOnlyEntry),
         // The network log itself (store, redaction, HAR, cURL, filters, stats), a
         // library so tests and the benchmark reach it directly; the plugin is glue.
-        .target(name: "NetworkLog", dependencies: ["PincerJSON", "CUnistring"], path: "Plugins/NetworkLogger/Core"),
+        .target(name: "NetworkLog", dependencies: ["PincerPluginKit", "CUnistring"], path: "Plugins/NetworkLogger/Core"),
         .target(name: "NetworkLogger", dependencies: ["PincerPluginKit", "NetworkLog"], path: "Plugins/NetworkLogger/Plugin",
                 linkerSettings: exportOnlyEntry),
         .target(name: "PincerNetworkCapture", dependencies: ["CPincerSDK"]),

@@ -5,41 +5,14 @@ import Glibc
 
 /// The "pincer.flags/1" table (SDK/include/pincer/flags.h). Reads go straight
 /// to the lock-free snapshot; writes go through the store.
-final class FlagsService: @unchecked Sendable {
+final class FlagsService: ServiceObject<pincer_flags_service_t>, @unchecked Sendable {
     let store: FlagStore
     private let readers: SnapshotPublisher
-    private let errors = ThreadErrorMessage()
-    /// Lives until the plugin's shutdown, as service.h requires; never freed
-    /// because code in the process may still hold the pointer.
-    let table: UnsafeMutablePointer<pincer_flags_service_t>
 
     init(store: FlagStore) {
         self.store = store
         readers = store.readers
-        table = .allocate(capacity: 1)
-        table.initialize(to: FlagsService.makeTable())
-        table.pointee.header.context = Unmanaged.passRetained(self).toOpaque()
-    }
-
-    /// Runs a write, turning a FlagError into a status and this thread's last_error.
-    func perform(_ body: () throws(FlagError) -> Void) -> pincer_status_t {
-        do {
-            try body()
-            return PINCER_OK
-        } catch {
-            errors.set(error.description)
-            return error.status
-        }
-    }
-
-    func fail(_ status: pincer_status_t, _ message: String) -> pincer_status_t {
-        errors.set(message)
-        return status
-    }
-
-    @inline(__always)
-    static func with<R>(_ context: UnsafeMutableRawPointer?, _ body: (FlagsService) -> R) -> R {
-        Unmanaged<FlagsService>.fromOpaque(context!)._withUnsafeGuaranteedRef(body)
+        super.init(table: FlagsService.makeTable(), header: \.header)
     }
 
     /// Resolves `key` for a typed getter: the record when it has `type`,
@@ -56,7 +29,6 @@ final class FlagsService: @unchecked Sendable {
 
     private static func makeTable() -> pincer_flags_service_t {
         var t = pincer_flags_service_t()
-        t.header.struct_size = UInt32(MemoryLayout<pincer_flags_service_t>.size)
         t.header.version_minor = 0
         t.register_bool = { ctx, key, remote, summary in
             FlagsService.register(ctx, key, summary) { .bool(remote) }

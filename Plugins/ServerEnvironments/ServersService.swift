@@ -1,37 +1,12 @@
 import PincerPluginKit
 
 /// The "pincer.servers/1" table (SDK/include/pincer/servers.h).
-final class ServersService: @unchecked Sendable {
+final class ServersService: ServiceObject<pincer_servers_service_t>, @unchecked Sendable {
     let store: EnvironmentStore
-    private let errors = ThreadErrorMessage()
-    /// Lives until the plugin's shutdown as service.h requires; never freed
-    /// because code in the process may still hold the pointer.
-    let table: UnsafeMutablePointer<pincer_servers_service_t>
 
     init(store: EnvironmentStore) {
         self.store = store
-        table = .allocate(capacity: 1)
-        table.initialize(to: ServersService.makeTable())
-        table.pointee.header.context = Unmanaged.passRetained(self).toOpaque()
-    }
-
-    static func with<R>(_ context: UnsafeMutableRawPointer?, _ body: (ServersService) -> R) -> R {
-        Unmanaged<ServersService>.fromOpaque(context!)._withUnsafeGuaranteedRef(body)
-    }
-
-    func perform(_ body: () throws(ServersError) -> Void) -> pincer_status_t {
-        do {
-            try body()
-            return PINCER_OK
-        } catch {
-            errors.set(error.message)
-            return error.status
-        }
-    }
-
-    func fail(_ message: String) -> pincer_status_t {
-        errors.set(message)
-        return PINCER_INVALID_ARGUMENT
+        super.init(table: ServersService.makeTable(), header: \.header)
     }
 
     /// A C function and its context, carried into a Sendable closure; the
@@ -43,15 +18,14 @@ final class ServersService: @unchecked Sendable {
 
     private static func makeTable() -> pincer_servers_service_t {
         var t = pincer_servers_service_t()
-        t.header.struct_size = UInt32(MemoryLayout<pincer_servers_service_t>.size)
         t.header.version_minor = 0
         t.register_environment = { ctx, id, name, variables, count in
             ServersService.with(ctx) { s in
-                guard let id, let name else { return s.fail("register_environment: id and name are required") }
+                guard let id, let name else { return s.fail(PINCER_INVALID_ARGUMENT, "register_environment: id and name are required") }
                 var pairs: [(String, String)] = []
                 for i in 0..<Int(count) {
                     guard let variables, let n = variables[2 * i], let v = variables[2 * i + 1] else {
-                        return s.fail("register_environment '\(String(cString: id))': variable \(i) has a NULL name or value")
+                        return s.fail(PINCER_INVALID_ARGUMENT, "register_environment '\(String(cString: id))': variable \(i) has a NULL name or value")
                     }
                     pairs.append((String(cString: n), String(cString: v)))
                 }
@@ -62,7 +36,7 @@ final class ServersService: @unchecked Sendable {
         }
         t.use = { ctx, id in
             ServersService.with(ctx) { s in
-                guard let id else { return s.fail("use: id is NULL") }
+                guard let id else { return s.fail(PINCER_INVALID_ARGUMENT, "use: id is NULL") }
                 return s.perform { () throws(ServersError) in try s.store.use(String(cString: id)) }
             }
         }
@@ -88,7 +62,7 @@ final class ServersService: @unchecked Sendable {
         t.subscribe = { ctx, fn, fnContext in
             ServersService.with(ctx) { s in
                 guard let fn else {
-                    _ = s.fail("subscribe: callback is NULL")
+                    _ = s.fail(PINCER_INVALID_ARGUMENT, "subscribe: callback is NULL")
                     return 0
                 }
                 let callback = Callback(fn: fn, context: fnContext)
@@ -104,7 +78,7 @@ final class ServersService: @unchecked Sendable {
         }
         t.set_display_variable = { ctx, name, value in
             ServersService.with(ctx) { s in
-                guard let name else { return s.fail("set_display_variable: name is NULL") }
+                guard let name else { return s.fail(PINCER_INVALID_ARGUMENT, "set_display_variable: name is NULL") }
                 return s.perform { () throws(ServersError) in
                     try s.store.setDisplay(String(cString: name), value.map { String(cString: $0) })
                 }

@@ -49,8 +49,8 @@ public func copyOut(_ bytes: UnsafeRawPointer?, length: Int, to buffer: UnsafeMu
 /// Whole-file reads and atomic writes for plugins that import and export
 /// files, without Foundation.
 public enum TextFile {
-    /// The file's bytes as UTF-8 text; errors name the path and the reason.
-    public static func read(_ path: String) throws -> String {
+    /// The file's bytes; errors name the path and the reason.
+    public static func readBytes(_ path: String) throws -> [UInt8] {
         guard let f = fopen(path, "rb") else { throw CommandError("cannot open \(path): \(String(cString: strerror(errno)))", status: PINCER_NOT_FOUND) }
         defer { fclose(f) }
         var bytes: [UInt8] = []
@@ -63,42 +63,96 @@ public enum TextFile {
                 break
             }
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        return bytes
+    }
+
+    /// The file's bytes as UTF-8 text; errors name the path and the reason.
+    public static func read(_ path: String) throws -> String {
+        guard let text = String(validating: try readBytes(path), as: UTF8.self) else {
             throw CommandError("\(path) is not UTF-8 text", status: PINCER_INVALID_ARGUMENT)
         }
         return text
     }
 
-    /// Writes `text` to a temporary file beside `path`, flushes it to disk
-    /// and renames it over `path`, so readers see the old file or the new
-    /// one, never half of it.
+    /// Writes `text` to `path` atomically (see the streaming form).
     public static func writeAtomically(_ text: String, to path: String) throws {
+        try writeAtomically(to: path) { write in try write(Array(text.utf8)) }
+    }
+
+    /// Streams what `produce` hands its `write` function into a temporary
+    /// file beside `path`, flushes it to disk and renames it over `path`, so
+    /// readers see the old file or the new one, never half of it; on any
+    /// error the temporary file is removed. Returns the bytes written.
+    @discardableResult
+    public static func writeAtomically(to path: String, mode: mode_t = 0o644,
+                                       _ produce: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws -> Int {
         let temporary = "\(path).tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw CommandError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                let why = String(cString: strerror(errno))
-                close(fd)
-                unlink(temporary)
-                throw CommandError("cannot write \(temporary): \(why)")
+        var total = 0
+        do {
+            try produce { bytes in
+                var written = 0
+                while written < bytes.count {
+                    let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+                    if n < 0 && errno == EINTR { continue }
+                    guard n > 0 else { throw CommandError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
+                    written += n
+                }
+                total += written
             }
-            written += n
-        }
-        guard fsync(fd) == 0, close(fd) == 0 else {
-            let why = String(cString: strerror(errno))
+            guard fsync(fd) == 0 else { throw CommandError("cannot flush \(temporary): \(String(cString: strerror(errno)))") }
+        } catch {
+            close(fd)
             unlink(temporary)
-            throw CommandError("cannot flush \(temporary): \(why)")
+            throw error
         }
+        close(fd)
         guard rename(temporary, path) == 0 else {
             let why = String(cString: strerror(errno))
             unlink(temporary)
             throw CommandError("cannot replace \(path): \(why)")
         }
-        bytes.removeAll()
+        return total
+    }
+}
+
+/// The Swift side of a service table (service.h). Subclass it with the
+/// table's @convention(c) functions in a static `makeTable()`; this owns
+/// the table, points its header's context at the instance, and keeps the
+/// per-thread `last_error`. The table and the instance are never freed:
+/// code in the process may hold the pointer until it exits.
+open class ServiceObject<Table>: @unchecked Sendable {
+    public let table: UnsafeMutablePointer<Table>
+    public let errors = ThreadErrorMessage()
+
+    public init(table initial: Table, header: WritableKeyPath<Table, pincer_service_header_t>) {
+        table = .allocate(capacity: 1)
+        table.initialize(to: initial)
+        table.pointee[keyPath: header].struct_size = UInt32(MemoryLayout<Table>.size)
+        table.pointee[keyPath: header].context = Unmanaged.passRetained(self).toOpaque()
+    }
+
+    /// The service behind a table function's context, borrowed: no
+    /// reference counting, so hot paths stay cheap.
+    @inline(__always)
+    public static func with<R>(_ context: UnsafeMutableRawPointer?, _ body: (Self) -> R) -> R {
+        Unmanaged<Self>.fromOpaque(context!)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Records `message` as this thread's last_error and returns `status`.
+    public func fail(_ status: pincer_status_t, _ message: String) -> pincer_status_t {
+        errors.set(message)
+        return status
+    }
+
+    /// Runs a change; a thrown error becomes its status and last_error.
+    public func perform<E: StatusError>(_ body: () throws(E) -> Void) -> pincer_status_t {
+        do {
+            try body()
+            return PINCER_OK
+        } catch {
+            return fail(error.status, error.description)
+        }
     }
 }

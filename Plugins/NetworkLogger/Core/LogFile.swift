@@ -1,3 +1,4 @@
+import PincerPluginKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,6 +21,13 @@ public enum LogFile {
         public var entries: [NetworkEntry]
         /// 1-based line numbers and why each was skipped.
         public var skipped: [(line: Int, reason: String)]
+        /// The skipped lines as they were, so compaction keeps them.
+        var damaged: [[UInt8]] = []
+
+        public init(entries: [NetworkEntry], skipped: [(line: Int, reason: String)]) {
+            self.entries = entries
+            self.skipped = skipped
+        }
     }
 
     public struct FileError: Error, Sendable, CustomStringConvertible {
@@ -36,10 +44,9 @@ public enum LogFile {
             do {
                 let json = try JSON.parse(bytes: line)
                 result.entries.append(try NetworkEntry(json: json))
-            } catch let error as JSONSyntaxError {
-                result.skipped.append((lineNumber, "\(error)"))
             } catch {
                 result.skipped.append((lineNumber, "\(error)"))
+                result.damaged.append(Array(line))
             }
         }
         return result
@@ -55,50 +62,28 @@ public enum LogFile {
         try writeAll(fd, line, path: path)
     }
 
-    /// Rewrites the file without entries recorded before `cutoff` (Unix
-    /// seconds), atomically (temporary file, fsync, rename). Returns the kept entries.
+    /// Drops the entries recorded before `cutoff` (Unix seconds) by
+    /// rewriting the file atomically; a file with nothing expired is left as
+    /// it is. Damaged lines are kept, not lost. Returns the kept entries.
     @discardableResult
     public static func compact(_ path: String, keepingSince cutoff: Double) throws(FileError) -> Contents {
         var contents = try read(path)
+        let before = contents.entries.count
         contents.entries.removeAll { $0.recordedAt < cutoff }
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FileError(description: "cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var out: [UInt8] = []
-        for e in contents.entries {
-            out += Array(e.json.serialized().utf8)
-            out.append(UInt8(ascii: "\n"))
-        }
-        do throws(FileError) {
-            try writeAll(fd, out, path: temporary)
-            guard fsync(fd) == 0 else { throw FileError(description: "cannot flush \(temporary): \(String(cString: strerror(errno)))") }
+        guard contents.entries.count < before else { return contents }
+        do {
+            try TextFile.writeAtomically(to: path, mode: 0o600) { write in
+                for line in contents.damaged { try write(line + [UInt8(ascii: "\n")]) }
+                for e in contents.entries { try write(e.json.serializedBytes() + [UInt8(ascii: "\n")]) }
+            }
         } catch {
-            close(fd)
-            unlink(temporary)
-            throw error
-        }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw FileError(description: "cannot replace \(path): \(String(cString: strerror(errno)))")
+            throw FileError(description: "\(error)")
         }
         return contents
     }
 
     public static func readAll(_ path: String) throws(FileError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileError(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = Glibc.read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw FileError(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
-        }
-        return bytes
+        do { return try TextFile.readBytes(path) } catch { throw FileError(description: "\(error)") }
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(FileError) {

@@ -1,8 +1,5 @@
 import NetworkLog
 import PincerPluginKit
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The net.* commands. Every view reads the redacted store, so no export
 /// shows what another hides.
@@ -159,34 +156,14 @@ struct NetworkCommands {
     }
 }
 
-/// HAR files on disk: read whole; written as a stream through a buffered file.
+/// HAR files on disk: read whole; written as a stream into a file that
+/// replaces the old one only when complete.
 enum HARFile {
-    static func read(_ path: String) throws -> [UInt8] {
-        do throws(LogFile.FileError) { return try LogFile.readAll(path) } catch { throw CommandError(error.description, status: PINCER_NOT_FOUND) }
-    }
+    static func read(_ path: String) throws -> [UInt8] { try TextFile.readBytes(path) }
 
-    /// Streams the export into a temporary file and renames it into place.
     static func write(_ entries: [NetworkEntry], to path: String) throws -> Int {
-        let temporary = "\(path).tmp-\(getpid())"
-        guard let f = fopen(temporary, "wb") else { throw CommandError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var written = 0
-        do {
-            try HARExport.write(entries, creator: (name: "pincer", version: "0.1.0")) { chunk in
-                let n = chunk.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, f) }
-                guard n == chunk.count else { throw CommandError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
-                written += n
-            }
-            guard fflush(f) == 0, fsync(fileno(f)) == 0 else { throw CommandError("cannot flush \(temporary): \(String(cString: strerror(errno)))") }
-        } catch {
-            fclose(f)
-            unlink(temporary)
-            throw error
+        try TextFile.writeAtomically(to: path) { write in
+            try HARExport.write(entries, creator: (name: "pincer", version: "0.1.0")) { try write($0) }
         }
-        fclose(f)
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw CommandError("cannot replace \(path): \(String(cString: strerror(errno)))")
-        }
-        return written
     }
 }

@@ -6,26 +6,12 @@ import Glibc
 
 /// The "pincer.network/1" table (SDK/include/pincer/network.h): how capture
 /// code and any other recorder put exchanges into the log.
-final class NetworkService: @unchecked Sendable {
+final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked Sendable {
     let store: NetworkStore
-    private let errors = ThreadErrorMessage()
-    /// Lives until the plugin's shutdown as service.h requires; never freed.
-    let table: UnsafeMutablePointer<pincer_network_service_t>
 
     init(store: NetworkStore) {
         self.store = store
-        table = .allocate(capacity: 1)
-        table.initialize(to: NetworkService.makeTable())
-        table.pointee.header.context = Unmanaged.passRetained(self).toOpaque()
-    }
-
-    static func with<R>(_ context: UnsafeMutableRawPointer?, _ body: (NetworkService) -> R) -> R {
-        Unmanaged<NetworkService>.fromOpaque(context!)._withUnsafeGuaranteedRef(body)
-    }
-
-    func fail(_ status: pincer_status_t, _ message: String) -> pincer_status_t {
-        errors.set(message)
-        return status
+        super.init(table: NetworkService.makeTable(), header: \.header)
     }
 
     static func headers(_ list: UnsafePointer<pincer_http_header_t>?, _ count: UInt32) -> [Header]? {
@@ -60,7 +46,6 @@ final class NetworkService: @unchecked Sendable {
 
     private static func makeTable() -> pincer_network_service_t {
         var t = pincer_network_service_t()
-        t.header.struct_size = UInt32(MemoryLayout<pincer_network_service_t>.size)
         t.begin = { ctx, request in
             NetworkService.with(ctx) { s in
                 guard let r = request?.pointee, r.struct_size >= UInt32(MemoryLayout<pincer_network_request_t>.size) else {
