@@ -35,6 +35,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEdit", path: "Sources/CEdit", providers: [.apt(["libedit-dev"])]),
         .systemLibrary(name: "CUnistring", path: "Sources/CUnistring", providers: [.apt(["libunistring-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // JSON reading and writing without Foundation, shared by host and plugins.
         .target(name: "PincerJSON"),
@@ -57,7 +58,7 @@ let package = Package(
         .target(name: "NetworkLog", dependencies: ["PincerPluginKit", "CUnistring"], path: "Plugins/NetworkLogger/Core"),
         .target(name: "NetworkLogger", dependencies: ["PincerPluginKit", "NetworkLog"], path: "Plugins/NetworkLogger/Plugin",
                 linkerSettings: exportOnlyEntry),
-        .target(name: "PincerNetworkCapture", dependencies: ["CPincerSDK"]),
+        .target(name: "PincerNetworkCapture", dependencies: ["CPincerSDK", "CCurl"]),
 
         // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
         .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture"],

@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// The URLProtocol a logged configuration lists first. It does not send
 /// anything itself: it reads the app's request, runs every hop through the
-/// configuration's pipeline (stages, then the inner session), follows
+/// configuration's pipeline (stages, then libcurl: `CurlTransport`), follows
 /// redirects, and hands the app the final response once.
 ///
 /// Facts of swift-corelibs-foundation (6.3.1) this is built around:
@@ -17,7 +17,7 @@ import FoundationNetworking
 /// - `client.didLoad` replaces earlier data for completion handlers: the body
 ///   is delivered in one call.
 /// - Protocol properties do not survive request copies: recursion is avoided
-///   with a separate inner session that does not list this class.
+///   by sending through libcurl directly, never through a URLSession.
 /// - Download tasks crash in `urlProtocolDidFinishLoading` and an upload
 ///   task's body never reaches the protocol (`httpBody` is nil): both fail
 ///   at once with a `PincerNetworkCapture.errorDomain` error. URLSession never
@@ -26,7 +26,7 @@ import FoundationNetworking
 /// - `startLoading` runs again on the same instance after suspend/resume: a
 ///   state guard makes a second call while loading (or after the end) a no-op,
 ///   and a resume after `stopLoading` starts the exchange over.
-/// - Calling the client from the inner session's callbacks traps in
+/// - Calling the client synchronously from URLSession's own queues traps in
 ///   libdispatch: the client is called from the pool task that awaited the
 ///   hop, or (from `startLoading` itself) on this instance's own queue.
 class CaptureURLProtocolBase: URLProtocol {
@@ -126,8 +126,8 @@ class CaptureURLProtocolBase: URLProtocol {
             let outcome = await runtime.pipeline.run(hop)
             if Task.isCancelled { return }
             guard case .response(let response) = outcome, let next = Redirects.follow(hop, after: response) else {
-                // On a task of the concurrency pool here, not inside the inner
-                // session's callbacks, so the client can be called directly.
+                // On a task of the concurrency pool here, not on a URLSession
+                // queue, so the client can be called directly.
                 deliverNow(outcome, generation: generation)
                 return
             }
@@ -211,16 +211,16 @@ final class CaptureURLProtocol<Slot: CaptureSlot>: CaptureURLProtocolBase {
     override class var runtime: CaptureRuntime? { CaptureRegistry.shared.runtime(at: Slot.index) }
 }
 
-/// What one logged configuration runs: its pipeline and inner session.
+/// What one logged configuration runs: its pipeline and transport.
 final class CaptureRuntime: Sendable {
     let pipeline: CapturePipeline
-    let transport: SessionTransport
+    let transport: CurlTransport
     let configurationHeaders: [HTTPHeader]
 
-    init(stages: [any CaptureStage], innerConfiguration: URLSessionConfiguration) {
-        transport = SessionTransport(configuration: innerConfiguration)
+    init(stages: [any CaptureStage], base: URLSessionConfiguration) {
+        transport = CurlTransport(configuration: base)
         pipeline = CapturePipeline(stages: stages, transport: transport)
-        configurationHeaders = (innerConfiguration.httpAdditionalHeaders ?? [:]).compactMap { key, value in
+        configurationHeaders = (base.httpAdditionalHeaders ?? [:]).compactMap { key, value in
             guard let name = key as? String else { return nil }
             return HTTPHeader(name: name, value: value as? String ?? "\(value)")
         }.sorted { $0.name.lowercased() < $1.name.lowercased() }

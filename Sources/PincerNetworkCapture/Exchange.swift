@@ -88,23 +88,35 @@ public struct CaptureResponse: Sendable {
     /// The whole body, after content decoding.
     public var body: Data
     public var timings: CaptureTimings
+    /// The header lines as the server sent them (order and repeats kept),
+    /// when the transport saw them; nil when only `response` is known.
+    public var receivedHeaders: [HTTPHeader]?
+    /// The reason phrase of the status line, when the transport saw it.
+    public var reasonPhrase: String?
 
-    public init(response: HTTPURLResponse, body: Data, timings: CaptureTimings = CaptureTimings()) {
+    public init(response: HTTPURLResponse, body: Data, timings: CaptureTimings = CaptureTimings(),
+                receivedHeaders: [HTTPHeader]? = nil, reasonPhrase: String? = nil) {
         self.response = response
         self.body = body
         self.timings = timings
+        self.receivedHeaders = receivedHeaders
+        self.reasonPhrase = reasonPhrase
     }
 
     public var statusCode: Int { response.statusCode }
 
-    /// The standard reason phrase of the status code. URLSession does not
-    /// expose the phrase the server sent.
-    public var statusText: String { HTTPURLResponse.localizedString(forStatusCode: response.statusCode) }
+    /// The server's reason phrase, or the standard one for the status code
+    /// (HTTP/2 sends none).
+    public var statusText: String {
+        if let reasonPhrase, !reasonPhrase.isEmpty { return reasonPhrase }
+        return HTTPURLResponse.localizedString(forStatusCode: response.statusCode)
+    }
 
-    /// The response headers, by name. URLSession keeps them in a dictionary,
-    /// so the server's order is lost.
+    /// The response headers: as received when known, else from the
+    /// response's dictionary (by name, repeats joined).
     public var headers: [HTTPHeader] {
-        response.allHeaderFields.compactMap { key, value -> HTTPHeader? in
+        if let receivedHeaders { return receivedHeaders }
+        return response.allHeaderFields.compactMap { key, value -> HTTPHeader? in
             guard let name = key as? String else { return nil }
             return HTTPHeader(name: name, value: value as? String ?? "\(value)")
         }.sorted { $0.name.lowercased() < $1.name.lowercased() }

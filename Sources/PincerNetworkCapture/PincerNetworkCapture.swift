@@ -10,20 +10,26 @@ import FoundationNetworking
 ///
 /// The returned configuration is a copy of `base` whose `protocolClasses`
 /// start with a capture protocol. Every http(s) data task of a session made
-/// from it is sent by a separate inner session built from `base` (same
-/// headers, timeouts, cookies, cache, credentials), so the server receives
-/// what the app sent and the app receives what the server returned. Each hop
-/// of a redirect chain is its own log entry; the app gets the final response.
+/// from it is sent with libcurl (the library URLSession itself uses on
+/// Linux), set up as URLSession sets it up and with `base`'s additional
+/// headers, cookies and timeout, so the server receives what it would without
+/// capture and the app receives what the server returned (`CurlTransport`
+/// lists the details, `CaptureFidelityTests` holds it to a plain URLSession).
+/// Each hop of a redirect chain is its own log entry; the app gets the final
+/// response. Authentication challenges stay with the app's session.
 ///
 /// Limits (URLSession on Linux): only data tasks are captured. Upload and
 /// download tasks fail at once with an error in `errorDomain`
 /// (`uploadTaskUnsupported`, `downloadTaskUnsupported`); nothing is sent or
 /// recorded for them. A suspended task that is resumed starts over. Bodies
-/// are held in memory whole, both ways.
+/// are held in memory whole, both ways. Responses are not served from or
+/// stored in the URL cache. A 307/308 resends the body (URLSession on Linux
+/// sends an empty one).
 ///
 /// Recording runs on the recorder's serial queue, off the request's path;
-/// `NetworkRecorder.flush()` waits for it. Each logged configuration keeps an
-/// inner session until `stopCapturing(_:)`, which also flushes; stop before
+/// `NetworkRecorder.flush()` waits for it. Each logged configuration keeps a
+/// libcurl thread and its connections until `stopCapturing(_:)`, which also
+/// flushes; stop before
 /// the host that published the recorder's service shuts down.
 public enum PincerNetworkCapture {
     /// The domain of the errors the capture code itself reports.
@@ -49,14 +55,12 @@ public enum PincerNetworkCapture {
     }
 
     /// A copy of `base` whose http(s) data tasks run through `stages` (in
-    /// order) and then a separate inner session made from `base`. Redirects
+    /// order) and then libcurl, set up from `base`. Redirects
     /// are followed outside the stages: each hop runs through all of them.
     public static func configuration(base: URLSessionConfiguration = .default,
                                      stages: [any CaptureStage]) -> URLSessionConfiguration {
         let others = (base.protocolClasses ?? []).filter { !($0 is CaptureURLProtocolBase.Type) }
-        let inner = base.copy() as! URLSessionConfiguration
-        inner.protocolClasses = others
-        let protocolClass = CaptureRegistry.shared.register(CaptureRuntime(stages: stages, innerConfiguration: inner))
+        let protocolClass = CaptureRegistry.shared.register(CaptureRuntime(stages: stages, base: base))
         let outer = base.copy() as! URLSessionConfiguration
         outer.protocolClasses = [protocolClass] + others
         return outer
@@ -64,7 +68,7 @@ public enum PincerNetworkCapture {
 
     /// Stops capturing for sessions made from `configuration` (or from a
     /// session's copy of it): their requests then go to the network unseen
-    /// and unrecorded, and the inner session is invalidated. Returns false
+    /// and unrecorded, and transfers in flight are cancelled. Returns false
     /// when `configuration` is not a capturing one.
     @discardableResult
     public static func stopCapturing(_ configuration: URLSessionConfiguration) -> Bool {

@@ -99,17 +99,20 @@ private final class EntryID: @unchecked Sendable {
     var id: UInt64?
 }
 
-/// Which responses are followed, and with what request. Mirrors URLSession
-/// on Linux: 301/302 turn a POST into a GET without a body, 303 turns any
-/// method but HEAD into a GET, 307/308 resend method and body; at most 20
+/// Which responses are followed, and with what request: as URLSession on
+/// Linux does (`_HTTPURLProtocol.redirectRequest`), so the server sees the
+/// same requests with or without capture. 301/302 turn a POST into a GET,
+/// 303 turns any method into a GET, both without a body (the headers stay,
+/// Content-Type included); 305-308 resend method and body; at most 20
 /// redirects. The Location is resolved against the URL that answered.
 public enum Redirects {
     public static let maximum = 20
 
     /// The request that follows `response`, or nil when it is not a redirect
-    /// to follow (not 301/302/303/307/308, or no usable Location).
+    /// to follow (not 301-303 or 305-308, or no usable Location).
     public static func follow(_ request: CaptureRequest, after response: CaptureResponse) -> CaptureRequest? {
-        guard [301, 302, 303, 307, 308].contains(response.statusCode),
+        let status = response.statusCode
+        guard (301...308).contains(status), status != 304,
               let location = response.response.value(forHTTPHeaderField: "Location"),
               let target = URL(string: location, relativeTo: response.response.url ?? request.url)?.absoluteURL,
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
@@ -117,16 +120,10 @@ public enum Redirects {
         var next = request
         next.urlRequest.url = target
         next.redirectCount = request.redirectCount + 1
-        let method = request.method.uppercased()
-        let toGET = (response.statusCode == 303 && method != "GET" && method != "HEAD")
-            || ((response.statusCode == 301 || response.statusCode == 302) && method == "POST")
-        if toGET {
+        if status == 303 || ((status == 301 || status == 302) && request.method == "POST") {
             next.urlRequest.httpMethod = "GET"
             next.body = nil
             next.bodyIsStream = false
-            for name in ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding"] {
-                next.urlRequest.setValue(nil, forHTTPHeaderField: name)
-            }
         }
         return next
     }

@@ -50,7 +50,7 @@ struct CaptureFigures: Sendable {
     /// Best round, wall nanoseconds for `requests` sequential requests.
     var baselineNanoseconds: UInt64
     var captureNanoseconds: UInt64
-    /// Information: the capture protocol and its inner session with no
+    /// Information: the capture protocol and its transport with no
     /// stage at all (nothing recorded), to split the overhead.
     var pipelineNanoseconds: UInt64
     /// Entries the log held after the last capture round (it is bounded) and its bound.
@@ -165,7 +165,7 @@ enum CaptureBench {
         let plain = URLSession(configuration: plainConfiguration)
         let capturing = URLSession(configuration: captureConfiguration)
         let pipeline = URLSession(configuration: pipelineConfiguration)
-        // The sessions and the capture's inner sessions go before the host (and its service) does.
+        // The sessions and the capture's transports go before the host (and its service) does.
         defer {
             plain.invalidateAndCancel()
             capturing.invalidateAndCancel()
