@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "pincer-plugin-flags", type: .dynamic, targets: ["FeatureFlags"]),
         .library(name: "pincer-plugin-servers", type: .dynamic, targets: ["ServerEnvironments"]),
         .library(name: "pincer-plugin-net", type: .dynamic, targets: ["NetworkLogger"]),
+        .library(name: "pincer-plugin-l10n", type: .dynamic, targets: ["PseudoLocalization"]),
         // What an app links to capture its URLSession traffic into the network logger.
         .library(name: "PincerNetworkCapture", targets: ["PincerNetworkCapture"]),
     ],
@@ -59,15 +60,20 @@ let package = Package(
         .target(name: "NetworkLogger", dependencies: ["PincerPluginKit", "NetworkLog"], path: "Plugins/NetworkLogger/Plugin",
                 linkerSettings: exportOnlyEntry),
         .target(name: "PincerNetworkCapture", dependencies: ["CPincerSDK", "CCurl"]),
+        // Pseudo-localisation (transforms, placeholders, catalogs), a library
+        // so tests and the benchmark reach it directly; the plugin is glue.
+        .target(name: "PseudoL10n", dependencies: ["PincerJSON"], path: "Plugins/PseudoLocalization/Core"),
+        .target(name: "PseudoLocalization", dependencies: ["PincerPluginKit", "PseudoL10n"], path: "Plugins/PseudoLocalization/Plugin",
+                linkerSettings: exportOnlyEntry),
 
         // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
-        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture"],
+        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture", "PseudoL10n"],
                          swiftSettings: [.unsafeFlags(["-Xcc", "-I\(root)/SDK/include"])]),
         .target(name: "BenchKernels", dependencies: ["CPincerSDK"],
                 cSettings: [.headerSearchPath("../../SDK/include")]),
         .executableTarget(name: "bench-hello"),
 
-        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog"]),
+        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog", "PseudoL10n"]),
     ],
     swiftLanguageModes: [.v6]
 )

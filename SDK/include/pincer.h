@@ -13,6 +13,7 @@
  *   pincer/flags.h    feature flags, "pincer.flags/1"
  *   pincer/servers.h  server environments, "pincer.servers/1"
  *   pincer/network.h  network log recording, "pincer.network/1"
+ *   pincer/l10n.h     pseudo-localisation, "pincer.l10n/1"
  */
 #ifndef PINCER_H
 #define PINCER_H

@@ -2,7 +2,7 @@
 
 /// What to measure and how to print it.
 struct BenchOptions: Sendable {
-    enum Part: String, Sendable { case dispatch, startup, flags, net }
+    enum Part: String, Sendable { case dispatch, startup, flags, net, l10n }
 
     var json = false
     var runs = 30
@@ -10,6 +10,7 @@ struct BenchOptions: Sendable {
     var threads = 4
     var lookups = 6_000_000
     var requests = 2_000
+    var strings = 100_000
     var only: Part?
     var help = false
 
@@ -17,10 +18,12 @@ struct BenchOptions: Sendable {
     var runsStartup: Bool { only == nil || only == .startup }
     var runsFlags: Bool { only == nil || only == .flags }
     var runsNet: Bool { only == nil || only == .net }
+    var runsL10n: Bool { only == nil || only == .l10n }
 
     static let usage = """
         usage: pincer-bench [--json] [--runs N] [--calls N] [--threads N] [--lookups N]
-                            [--requests N] [--only dispatch|startup|flags|net]
+                            [--requests N] [--strings N]
+                            [--only dispatch|startup|flags|net|l10n]
 
         Measures the Pincer host against baselines taken in the same run and
         prints the figures as ratios:
@@ -48,6 +51,14 @@ struct BenchOptions: Sendable {
                     info: begin+complete of 100,000 exchanges into a store
                     full at its bound (each evicts the oldest), against the
                     same appends into an empty store below its bound
+          l10n      pseudo-localisation, all modes (accented, lengthened,
+                    boundaries, rtl), of a generated catalog of realistic UI
+                    strings, in strings/s, against Mozilla's pseudol10nutil
+                    (Python, all its default transforms) on the same strings,
+                    run as `python3 scripts/bench-l10n-baseline.py`.
+                    pass: both ran and every string was transformed without
+                    a placeholder problem (no numeric target; the ratio is
+                    printed). info: the whole .po read + rewrite path
 
         Options:
           --json          print one JSON object with every figure instead of text
@@ -58,7 +69,9 @@ struct BenchOptions: Sendable {
                           (default 6000000)
           --requests N    sequential requests per timed round for net
                           (default 2000)
-          --only PART     run only `dispatch`, `startup`, `flags` or `net`
+          --strings N     strings in the generated catalog for l10n
+                          (default 100000)
+          --only PART     run only `dispatch`, `startup`, `flags`, `net` or `l10n`
           --help          show this help
 
         Exit status: 0 every target met, 1 a target missed (or a measurement
@@ -67,7 +80,9 @@ struct BenchOptions: Sendable {
         Build and run in release mode; the startup part needs the sibling
         executables `pincer` and `bench-hello` and the built-in plugins, the
         flags part the library libpincer-plugin-flags.so beside pincer-bench,
-        the net part libpincer-plugin-net.so:
+        the net part libpincer-plugin-net.so; the l10n part needs python3 with
+        pseudol10nutil (pip install --pre pseudol10nutil) and the package's
+        scripts/bench-l10n-baseline.py:
           swift build -c release && .build/release/pincer-bench
 
         """
@@ -113,10 +128,12 @@ struct BenchOptions: Sendable {
                 options.lookups = try count(try value(for: flag, inline: inline), flag: flag)
             case "--requests":
                 options.requests = try count(try value(for: flag, inline: inline), flag: flag)
+            case "--strings":
+                options.strings = try count(try value(for: flag, inline: inline), flag: flag)
             case "--only":
                 let part = try value(for: flag, inline: inline)
                 guard let p = Part(rawValue: part) else {
-                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags' or 'net', got '\(part)'")
+                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net' or 'l10n', got '\(part)'")
                 }
                 options.only = p
             default:

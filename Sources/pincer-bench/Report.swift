@@ -19,11 +19,14 @@ struct Report: Sendable {
     var flags: FlagsFigures?
     var flagsError: String?
     var net: NetFigures?
+    var l10n: L10nFigures?
+    var l10nError: String?
 
     /// Every part that ran met its target, and none failed to measure.
     var passed: Bool {
-        dispatchError == nil && startupError == nil && flagsError == nil
+        dispatchError == nil && startupError == nil && flagsError == nil && l10nError == nil
             && (dispatch?.passed ?? true) && (startup?.passed ?? true) && (flags?.passed ?? true) && (net?.passed ?? true)
+            && (l10n?.passed ?? true)
     }
 
     static func verdict(_ pass: Bool) -> String { pass ? "PASS" : "FAIL" }
@@ -91,6 +94,13 @@ struct Report: Sendable {
         if let n = net {
             lines.append("")
             lines += netText(n, row: row)
+        }
+        if let l = l10n {
+            lines.append("")
+            lines += l10nText(l, row: row)
+        } else if let e = l10nError {
+            lines.append("")
+            lines.append(row("l10n", "error: \(e)", "", "FAIL"))
         }
         lines.append("")
         lines.append("result    \(passed ? "all targets met" : "target missed")")
@@ -169,6 +179,11 @@ struct Report: Sendable {
             members.append(("flags", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         if let n = net { members.append(("net", netJSON(n))) }
+        if let l = l10n {
+            members.append(("l10n", l10nJSON(l)))
+        } else if let e = l10nError {
+            members.append(("l10n", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
         members.append(("pass", .bool(passed)))
         return JSON.object(members).serialized(pretty: true) + "\n"
     }
@@ -283,6 +298,90 @@ extension Report {
             members.append(("append", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         members.append(("pass", .bool(n.passed)))
+        return .object(members)
+    }
+}
+
+extension Report {
+    func l10nText(_ l: L10nFigures, row: (String, String, String, String) -> String) -> [String] {
+        var lines: [String] = []
+        var part = "l10n"
+        func add(_ label: String, _ value: String, _ note: String = "") {
+            lines.append(row(part, label, value, note))
+            part = ""
+        }
+        func strings(_ rate: Double) -> String {
+            rate >= 1e6 ? Format.rate(rate, unit: "strings") : "\(Format.short(rate / 1000)) k strings/s"
+        }
+        func perString(_ us: Double) -> String { "(\(Format.fixed(us, us < 10 ? 2 : 1)) us/string)" }
+        add("pseudo-localise, all modes (Pincer)", strings(l.transformRate), perString(l.transformMicroseconds))
+        if let b = l.baseline {
+            add("pseudol10nutil \(b.version) (baseline)", strings(b.rate), perString(b.microseconds))
+            if let ratio = l.ratio {
+                add("ratio Pincer/pseudol10nutil (rate)", Format.ratio(ratio), "higher is better  \(Report.verdict(l.passed))")
+            }
+        }
+        if let c = l.catalog {
+            add("info: .po read + rewrite, whole catalog", strings(c.rate),
+                "(\(Format.fixed(Double(c.nanoseconds) / 1e6, 0)) ms, \(Format.fixed(c.readShare * 100, 0))% reading)")
+        }
+        lines.append("          best of \(l.rounds) rounds each side: \(l.strings) strings of \(l.shortestString)-\(l.longestString) characters (\(l.stringsWithPlaceholders) with placeholders,")
+        lines.append("          \(l.nonASCIIStrings) with non-ASCII), a \(Format.fixed(Double(l.catalogBytes) / 1_048_576, 1)) MiB .po catalog; \(l.problems) placeholder problems, \(l.unchanged) unchanged\(l.baseline.map { " (pseudol10nutil: \($0.unchanged) unchanged, Python \($0.python))" } ?? "")")
+        if let c = l.catalog {
+            lines.append("          catalog path: \(c.rounds == 1 ? "1 round" : "best of \(c.rounds) rounds"); the rewritten catalog read back, every msgstr the transform of its msgid, checked")
+        }
+        if let first = l.firstProblem { add("first problem: \(first)", "", "FAIL") }
+        for (what, message) in l.errors {
+            lines.append("")
+            add("error: \(what): \(message)", "", "FAIL")
+        }
+        return lines
+    }
+
+    func l10nJSON(_ l: L10nFigures) -> JSON {
+        var members: [(String, JSON)] = [
+            ("strings", .int(Int64(l.strings))),
+            ("rounds", .int(Int64(l.rounds))),
+            ("shortest_string", .int(Int64(l.shortestString))),
+            ("longest_string", .int(Int64(l.longestString))),
+            ("strings_with_placeholders", .int(Int64(l.stringsWithPlaceholders))),
+            ("non_ascii_strings", .int(Int64(l.nonASCIIStrings))),
+            ("catalog_bytes", .int(Int64(l.catalogBytes))),
+            ("modes", .array(L10nBench.localizer.modes.names.map { .string($0) })),
+            ("strings_per_second", .rounded(l.transformRate, 0)),
+            ("us_per_string", .rounded(l.transformMicroseconds, 4)),
+            ("problems", .int(Int64(l.problems))),
+            ("unchanged", .int(Int64(l.unchanged))),
+        ]
+        if let b = l.baseline {
+            members.append(("pseudol10nutil", .object([
+                ("version", .string(b.version)),
+                ("python", .string(b.python)),
+                ("command", .string(b.command)),
+                ("rounds", .int(Int64(b.rounds))),
+                ("strings_per_second", .rounded(b.rate, 0)),
+                ("us_per_string", .rounded(b.microseconds, 4)),
+                ("unchanged", .int(Int64(b.unchanged))),
+            ])))
+            if let ratio = l.ratio { members.append(("ratio_ours_over_pseudol10nutil", .rounded(ratio, 3))) }
+        } else if let e = l.baselineError {
+            members.append(("pseudol10nutil", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let c = l.catalog {
+            members.append(("catalog", .object([
+                ("rounds", .int(Int64(c.rounds))),
+                ("strings_per_second", .rounded(c.rate, 0)),
+                ("seconds", .rounded(Double(c.nanoseconds) / 1e9, 4)),
+                ("read_seconds", .rounded(Double(c.readNanoseconds) / 1e9, 4)),
+                ("rewrite_seconds", .rounded(Double(c.rewriteNanoseconds) / 1e9, 4)),
+                ("output_bytes", .int(Int64(c.outputBytes))),
+                ("info", .bool(true)),
+            ])))
+        } else if let e = l.catalogError {
+            members.append(("catalog", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let first = l.firstProblem { members.append(("first_problem", .string(first))) }
+        members.append(("pass", .bool(l.passed)))
         return .object(members)
     }
 }

@@ -64,5 +64,15 @@ if options.runsNet {
     for (part, message) in net.errors { printError("pincer-bench: net: \(part): \(message)") }
     report.net = net
 }
+if options.runsL10n {
+    do {
+        let l10n = try L10nBench.run(strings: options.strings)
+        for (part, message) in l10n.errors { printError("pincer-bench: l10n: \(part): \(message)") }
+        report.l10n = l10n
+    } catch {
+        report.l10nError = error.message
+        printError("pincer-bench: l10n: \(error.message)")
+    }
+}
 printOut(options.json ? report.json() : report.text())
 exit(report.passed ? 0 : 1)

@@ -5,6 +5,7 @@
 #include <pincer.h>
 #include <pincer/flags.h>
 #include <pincer/servers.h>
+#include <pincer/l10n.h>
 #include <pincer/network.h>
 
 #include <inttypes.h>
@@ -250,6 +251,53 @@ static pincer_status_t record(void *context, pincer_call_t *call, const char *ur
     return PINCER_OK;
 }
 
+/* What an app's string lookup does: pass the resolved text through
+ * pincer.l10n/1, growing the buffer when the result does not fit. Returns
+ * "<text>|<modes bits>|<layout rtl>|<last_error when unchanged>". */
+static pincer_status_t localize(void *context, pincer_call_t *call, const char *key, const char *value, const char *table)
+{
+    const pincer_l10n_service_t *l10n = host->get_service(host, PINCER_L10N_SERVICE_ID);
+    char small[8], *text = small, line[1024];
+    uint64_t length = 0;
+    pincer_status_t status;
+    (void)context;
+    if (l10n == NULL || !PINCER_HAS_SERVICE_SLOT(l10n, pincer_l10n_service_t, last_error)) {
+        call->fail(call, "pincer.l10n/1 is not published");
+        return PINCER_NOT_FOUND;
+    }
+    status = l10n->transform(l10n->header.context, key[0] ? key : NULL, value, table[0] ? table : NULL, small, sizeof small, &length);
+    if (status == PINCER_OK && length >= sizeof small) {
+        text = malloc(length + 1);
+        if (text == NULL)
+            return PINCER_FAILED;
+        status = l10n->transform(l10n->header.context, key[0] ? key : NULL, value, table[0] ? table : NULL, text, length + 1, &length);
+    }
+    if (status != PINCER_OK) {
+        call->fail(call, l10n->last_error(l10n->header.context));
+    } else {
+        snprintf(line, sizeof line, "%s|%u|%d|%s", text, (unsigned)l10n->modes(l10n->header.context),
+                 (int)l10n->layout_right_to_left(l10n->header.context),
+                 strcmp(text, value) == 0 ? l10n->last_error(l10n->header.context) : "");
+        call->return_string(call, line);
+    }
+    if (text != small)
+        free(text);
+    return status;
+}
+
+static pincer_status_t l10n_mode(void *context, pincer_call_t *call, int32_t bit, bool on)
+{
+    const pincer_l10n_service_t *l10n = host->get_service(host, PINCER_L10N_SERVICE_ID);
+    pincer_status_t status;
+    (void)context;
+    if (l10n == NULL)
+        return PINCER_NOT_FOUND;
+    status = l10n->set_mode(l10n->header.context, (pincer_l10n_mode_t)bit, on);
+    if (status != PINCER_OK)
+        call->fail(call, l10n->last_error(l10n->header.context));
+    return status;
+}
+
 static pincer_status_t changes(void *context, pincer_call_t *call, const char *which)
 {
     (void)context;
@@ -333,6 +381,8 @@ static pincer_status_t init(void *context, const pincer_host_t *h, pincer_call_t
         { "abi-checks() -> string", (pincer_typed_fn_t)abi_checks },
         { "all-vars() -> string", (pincer_typed_fn_t)all_vars },
         { "record(url: string, status: i32 = 200, fail: bool = false) -> string", (pincer_typed_fn_t)record },
+        { "localize(key: string, value: string, table: string = \"\") -> string", (pincer_typed_fn_t)localize },
+        { "l10n-mode(bit: i32, on: bool) -> void", (pincer_typed_fn_t)l10n_mode },
     };
     static const char *const production[] = { "API_URL", "https://api.example.com", "REGION", "eu" };
     static const char *const staging[] = { "API_URL", "https://staging.example.com" };

@@ -1,0 +1,125 @@
+// Android `res/values/strings.xml`: <resources> holding <string name>,
+// <plurals name> of <item quantity> and <string-array name> of <item>.
+// Values are the raw inner XML (`EscapeStyle.android`): markup, entities and
+// CDATA sections as they stand. translatable="false" resources are skipped.
+
+enum AndroidFile {
+    struct Parsed {
+        var strings: [CatalogString]
+        var slots: [ValueSlot]
+    }
+
+    static func parse(_ t: SourceText, table: String) throws(CatalogError) -> Parsed {
+        let doc = try XMLDocument.parse(t)
+        let root = doc.root
+        guard root.name == "resources" else {
+            throw t.error(at: root.start, "the root element of an Android string resource file must be <resources>, found <\(root.name)>")
+        }
+        var parsed = Parsed(strings: [], slots: [])
+        var pendingComment: String?
+
+        func add(_ e: XMLElement, key: String, part: String, comment: String?, into parsed: inout Parsed) {
+            let pos = t.position(e.content.lowerBound)
+            parsed.strings.append(CatalogString(key: key, table: table, raw: t.string(e.content), style: .android,
+                                                part: part, comment: comment, line: pos.line, column: pos.column))
+            if e.selfClosing {
+                let open = t.string(e.start..<e.content.lowerBound).trimmingTrailingSpaces + ">"
+                parsed.slots.append(ValueSlot(range: e.start..<e.end, kind: .selfClosing(open: open, close: "</\(e.name)>")))
+            } else {
+                parsed.slots.append(ValueSlot(range: e.content))
+            }
+        }
+
+        for child in root.children {
+            let e: XMLElement
+            switch child {
+            case .comment(_, let text):
+                pendingComment = text
+                continue
+            case .text(let r):
+                if let k = r.first(where: { !Ch.isSpace(t.s[$0].value) }) {
+                    throw t.error(at: k, "unexpected text inside <resources>")
+                }
+                continue
+            case .cdata(let r):
+                throw t.error(at: r.lowerBound, "unexpected CDATA section inside <resources>")
+            case .instruction:
+                continue
+            case .element(let element):
+                e = element
+            }
+            let comment = pendingComment
+            pendingComment = nil
+            guard e.name == "string" || e.name == "plurals" || e.name == "string-array" else { continue }
+            guard let name = e.attribute("name")?.value else {
+                throw t.error(at: e.start, "<\(e.name)> has no name attribute")
+            }
+            if e.attribute("translatable")?.value == "false" { continue }
+            switch e.name {
+            case "string":
+                add(e, key: name, part: "", comment: comment, into: &parsed)
+            case "plurals":
+                var itemComment: String?
+                var quantities: Set<String> = []
+                for node in e.children {
+                    switch node {
+                    case .comment(_, let text): itemComment = text
+                    case .text(let r):
+                        if let k = r.first(where: { !Ch.isSpace(t.s[$0].value) }) {
+                            throw t.error(at: k, "unexpected text inside <plurals name=\"\(name)\">")
+                        }
+                    case .cdata(let r): throw t.error(at: r.lowerBound, "unexpected CDATA section inside <plurals>")
+                    case .instruction: break
+                    case .element(let item):
+                        guard item.name == "item" else {
+                            throw t.error(at: item.start, "expected <item quantity=\"...\"> in <plurals name=\"\(name)\">, found <\(item.name)>")
+                        }
+                        guard let quantity = item.attribute("quantity")?.value else {
+                            throw t.error(at: item.start, "<item> in <plurals name=\"\(name)\"> has no quantity attribute")
+                        }
+                        guard ["zero", "one", "two", "few", "many", "other"].contains(quantity) else {
+                            throw t.error(at: item.start, "unknown plural quantity \"\(quantity)\" in <plurals name=\"\(name)\"> (expected zero, one, two, few, many or other)")
+                        }
+                        guard quantities.insert(quantity).inserted else {
+                            throw t.error(at: item.start, "duplicate quantity \"\(quantity)\" in <plurals name=\"\(name)\">")
+                        }
+                        add(item, key: name, part: quantity, comment: itemComment ?? comment, into: &parsed)
+                        itemComment = nil
+                    }
+                }
+            default: // string-array
+                var index = 0
+                var itemComment: String?
+                for node in e.children {
+                    switch node {
+                    case .comment(_, let text): itemComment = text
+                    case .text(let r):
+                        if let k = r.first(where: { !Ch.isSpace(t.s[$0].value) }) {
+                            throw t.error(at: k, "unexpected text inside <string-array name=\"\(name)\">")
+                        }
+                    case .cdata(let r): throw t.error(at: r.lowerBound, "unexpected CDATA section inside <string-array>")
+                    case .instruction: break
+                    case .element(let item):
+                        guard item.name == "item" else {
+                            throw t.error(at: item.start, "expected <item> in <string-array name=\"\(name)\">, found <\(item.name)>")
+                        }
+                        add(item, key: name, part: "[\(index)]", comment: itemComment ?? comment, into: &parsed)
+                        itemComment = nil
+                        index += 1
+                    }
+                }
+            }
+        }
+        return parsed
+    }
+}
+
+extension String {
+    var trimmingTrailingSpaces: String {
+        var scalars = Array(unicodeScalars)
+        while let last = scalars.last, Ch.isSpace(last.value) { scalars.removeLast() }
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: scalars)
+        return String(view)
+    }
+}

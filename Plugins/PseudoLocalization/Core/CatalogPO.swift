@@ -1,0 +1,474 @@
+// GNU gettext `.po`/`.pot`: entries of comments (`# `, `#.`, `#:`, `#,`,
+// `#|`; `#~` obsolete entries are kept as comments), optional `msgctxt`,
+// `msgid`, optional `msgid_plural`, and `msgstr` or `msgstr[n]`, each followed
+// by one or more quoted strings. Values are the escaped text between the
+// quotes, continuation lines concatenated (`EscapeStyle.backslash`).
+
+struct POFile: Sendable {
+    /// A keyword's strings: the ranges inside the quotes of each segment.
+    struct Value: Sendable {
+        var segments: [Range<Int>]
+        /// Offset of the keyword.
+        var keywordStart: Int
+        /// Offset just past the closing quote of the last segment.
+        var end: Int
+    }
+
+    struct Entry: Sendable {
+        var translatorComments: [String] = []
+        var extractedComments: [String] = []
+        var flags: [String] = []
+        var context: Value?
+        var msgid: Value?
+        var plural: Value?
+        var msgstr: [Value] = []
+        var isPlural = false
+        /// Leading whitespace of the first msgstr line.
+        var indent = ""
+    }
+
+    let text: SourceText
+    let entries: [Entry]
+    /// Index of the header entry (empty msgid, no msgctxt), if any.
+    let header: Int?
+    /// For each listed string: the entry and whether it is the msgid_plural.
+    let stringEntries: [(entry: Int, plural: Bool)]
+
+    struct Parsed {
+        var file: POFile
+        var strings: [CatalogString]
+        var translations: [CatalogTranslation]
+    }
+}
+
+extension POFile {
+    func raw(_ v: Value) -> String {
+        v.segments.map { text.string($0) }.joined()
+    }
+
+    /// Where a value's text starts: its first non-empty segment.
+    func start(_ v: Value) -> Int {
+        (v.segments.first { !$0.isEmpty } ?? v.segments[0]).lowerBound
+    }
+
+    static func parse(_ t: SourceText, table: String) throws(CatalogError) -> Parsed {
+        var reader = POReader(t: t)
+        let entries = try reader.entries()
+        var header: Int?
+        var seen: [String: Int] = [:]
+        var strings: [CatalogString] = []
+        var translations: [CatalogTranslation] = []
+        var stringEntries: [(entry: Int, plural: Bool)] = []
+        var file = POFile(text: t, entries: entries, header: nil, stringEntries: [])
+
+        for (n, entry) in entries.enumerated() {
+            guard let msgid = entry.msgid else { continue }
+            let id = try unescape(t, msgid)
+            let key = try entry.context.map { (c) throws(CatalogError) -> String in try unescape(t, c) + "\u{4}" + id } ?? id
+            if let first = seen[key] {
+                throw t.error(at: msgid.keywordStart,
+                              "duplicate message \"\(id)\"\(entry.context == nil ? "" : " in its context"): first defined on line \(first)")
+            }
+            seen[key] = t.position(msgid.keywordStart).line
+            if let plural = entry.plural { _ = try unescape(t, plural) }
+            for msgstr in entry.msgstr { _ = try unescape(t, msgstr) }
+            if entry.context == nil && id.isEmpty && header == nil {
+                header = n
+                continue
+            }
+            var comments = entry.translatorComments
+            comments += entry.extractedComments
+            let comment = comments.isEmpty ? nil : comments.joined(separator: "\n")
+            func string(_ v: Value, part: String) -> CatalogString {
+                let pos = t.position(file.start(v))
+                return CatalogString(key: key, table: table, raw: file.raw(v), style: .backslash, part: part,
+                                     comment: comment, line: pos.line, column: pos.column)
+            }
+            let source = string(msgid, part: "")
+            strings.append(source)
+            stringEntries.append((n, false))
+            var pluralSource: CatalogString?
+            if let plural = entry.plural {
+                let s = string(plural, part: "plural")
+                pluralSource = s
+                strings.append(s)
+                stringEntries.append((n, true))
+            }
+            for (k, msgstr) in entry.msgstr.enumerated() {
+                let translated = string(msgstr, part: entry.isPlural ? "[\(k)]" : "")
+                if translated.raw.isEmpty { continue }
+                translations.append(CatalogTranslation(language: "", source: k == 0 ? source : pluralSource ?? source,
+                                                       translated: translated))
+            }
+        }
+        file = POFile(text: t, entries: entries, header: header, stringEntries: stringEntries)
+        if let header, let language = file.headerField("Language", in: entries[header]), !language.isEmpty {
+            for k in translations.indices { translations[k].language = language }
+        }
+        return Parsed(file: file, strings: strings, translations: translations)
+    }
+
+    /// A header field's value (e.g. "Language").
+    func headerField(_ name: String, in entry: Entry) -> String? {
+        guard let msgstr = entry.msgstr.first, let text = try? POFile.unescape(self.text, msgstr) else { return nil }
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2 && parts[0].trimmingCharacters(in: " \t") == name {
+                return String(parts[1]).trimmedSpaces
+            }
+        }
+        return nil
+    }
+
+    static func unescape(_ t: SourceText, _ v: Value) throws(CatalogError) -> String {
+        var out = String.UnicodeScalarView()
+        for r in v.segments {
+            var i = r.lowerBound
+            while i < r.upperBound {
+                guard t[i] == Ch.backslash else { out.append(t.s[i]); i += 1; continue }
+                let e = t[i + 1]
+                switch e {
+                case 0x6E: out.append("\n")
+                case 0x74: out.append("\t")
+                case 0x72: out.append("\r")
+                case 0x61: out.append("\u{7}")
+                case 0x62: out.append("\u{8}")
+                case 0x66: out.append("\u{C}")
+                case 0x76: out.append("\u{B}")
+                case Ch.quote, Ch.backslash, Ch.apos, Ch.question: out.append(t.s[i + 1])
+                case 0x30...0x37:
+                    var value: UInt32 = 0
+                    var k = 1
+                    while k <= 3 && i + k < r.upperBound && t[i + k] >= 0x30 && t[i + k] <= 0x37 {
+                        value = value * 8 + t[i + k] - 0x30
+                        k += 1
+                    }
+                    out.append(Unicode.Scalar(value) ?? "\u{FFFD}")
+                    i += k
+                    continue
+                case 0x78: // x
+                    var value: UInt32 = 0
+                    var k = 2
+                    while i + k < r.upperBound && Ch.isHex(t[i + k]) && k < 10 {
+                        value = value << 4 | Ch.hexValue(t[i + k])
+                        k += 1
+                    }
+                    if k == 2 { throw t.error(at: i, "invalid \\x escape: expected hex digits") }
+                    out.append(Unicode.Scalar(value) ?? "\u{FFFD}")
+                    i += k
+                    continue
+                default:
+                    throw t.error(at: i, "invalid escape sequence '\\\(i + 1 < r.upperBound ? String(Character(t.s[i + 1])) : "")'")
+                }
+                i += 2
+            }
+        }
+        return String(out)
+    }
+
+    // MARK: Rewriting
+
+    func rewritten(strings: [CatalogString], locale: String, transform: (CatalogString) -> String) -> [UInt8] {
+        let nl = text.newline
+        var edits: [TextEdit] = []
+        var newID: [Int: String] = [:]
+        var newPlural: [Int: String] = [:]
+        for (string, place) in zip(strings, stringEntries) {
+            let value = transform(string)
+            if place.plural { newPlural[place.entry] = value } else { newID[place.entry] = value }
+        }
+        for (n, entry) in entries.enumerated() {
+            guard let first = entry.msgstr.first, let last = entry.msgstr.last else { continue }
+            if n == header {
+                edits += headerEdits(entry, locale: locale, nl: nl)
+                continue
+            }
+            guard let id = newID[n] else { continue }
+            var out = ""
+            if entry.isPlural {
+                for k in entry.msgstr.indices {
+                    if k > 0 { out += nl + entry.indent }
+                    out += "msgstr[\(k)] " + POFile.quoted(k == 0 ? id : newPlural[n] ?? id, nl: nl, indent: entry.indent)
+                }
+            } else {
+                out = "msgstr " + POFile.quoted(id, nl: nl, indent: entry.indent)
+            }
+            edits.append(TextEdit(range: first.keywordStart..<last.end, text: out))
+        }
+        return text.encode(text.applying(edits))
+    }
+
+    /// `value` quoted the gettext way: on one line, or, when it holds a `\n`
+    /// before its end, `""` then one line per segment each ending in `\n`.
+    static func quoted(_ value: String, nl: String, indent: String) -> String {
+        var segments: [String] = []
+        var current = String.UnicodeScalarView()
+        let scalars = Array(value.unicodeScalars)
+        var i = 0
+        while i < scalars.count {
+            current.append(scalars[i])
+            if scalars[i] == "\\" && i + 1 < scalars.count {
+                current.append(scalars[i + 1])
+                i += 2
+                if scalars[i - 1] == "n" && i < scalars.count {
+                    segments.append(String(current))
+                    current = String.UnicodeScalarView()
+                }
+                continue
+            }
+            i += 1
+        }
+        segments.append(String(current))
+        if segments.count == 1 { return "\"" + value + "\"" }
+        return "\"\"" + segments.map { nl + indent + "\"" + $0 + "\"" }.joined()
+    }
+
+    /// The header's Language field set to `locale` (added when missing).
+    func headerEdits(_ entry: Entry, locale: String, nl: String) -> [TextEdit] {
+        var escaped = ""
+        for c in locale.unicodeScalars {
+            if c == "\"" || c == "\\" { escaped += "\\" }
+            escaped.unicodeScalars.append(c)
+        }
+        let field = Array("Language:".unicodeScalars)
+        guard let msgstr = entry.msgstr.first else { return [] }
+        for r in msgstr.segments {
+            // A field starts at the start of a segment or after a "\n" escape.
+            var i = r.lowerBound
+            var atFieldStart = true
+            while i < r.upperBound {
+                if atFieldStart && i + field.count <= r.upperBound && Array(text.s[i..<i + field.count]) == field {
+                    var end = i + field.count
+                    while end < r.upperBound && !(text[end] == Ch.backslash && text[end + 1] == 0x6E) {
+                        end += text[end] == Ch.backslash ? 2 : 1
+                    }
+                    return [TextEdit(range: i..<min(end, r.upperBound), text: "Language: " + escaped)]
+                }
+                atFieldStart = false
+                if text[i] == Ch.backslash {
+                    atFieldStart = text[i + 1] == 0x6E
+                    i += 2
+                } else {
+                    i += 1
+                }
+            }
+        }
+        // No Language field: add one after Language-Team, or at the end.
+        let rawSegments = msgstr.segments.map { text.string($0) }
+        var after = msgstr.segments.count - 1
+        if let team = rawSegments.firstIndex(where: { $0.hasPrefix("Language-Team:") && $0.hasSuffix("\\n") }) {
+            after = team
+        }
+        let needsNewline = !rawSegments[after].isEmpty && !rawSegments[after].hasSuffix("\\n")
+        let insertAt = msgstr.segments[after].upperBound + 1
+        return [TextEdit(range: insertAt..<insertAt,
+                         text: nl + entry.indent + "\"" + (needsNewline ? "\\n" : "") + "Language: " + escaped + "\\n\"")]
+    }
+}
+
+/// Reads the entries of a .po file line by line.
+private struct POReader {
+    let t: SourceText
+    var i = 0
+
+    enum Keyword: Equatable {
+        case msgctxt, msgid, msgidPlural, msgstr, msgstrIndex(Int)
+    }
+
+    func describe(_ k: Keyword) -> String {
+        switch k {
+        case .msgctxt: return "msgctxt"
+        case .msgid: return "msgid"
+        case .msgidPlural: return "msgid_plural"
+        case .msgstr: return "msgstr"
+        case .msgstrIndex(let n): return "msgstr[\(n)]"
+        }
+    }
+
+    mutating func skipBlanks() {
+        while i < t.count && (t[i] == Ch.space || t[i] == Ch.tab) { i += 1 }
+    }
+
+    var atLineEnd: Bool { i >= t.count || t[i] == Ch.lf || t[i] == Ch.cr }
+
+    mutating func skipLineEnd() {
+        if t[i] == Ch.cr && i < t.count { i += 1 }
+        if t[i] == Ch.lf && i < t.count { i += 1 }
+    }
+
+    /// A quoted string at `i`; returns the range inside the quotes.
+    mutating func quotedString() throws(CatalogError) -> Range<Int> {
+        let open = i
+        guard t[i] == Ch.quote, i < t.count else {
+            throw t.error(at: i, "expected a quoted string, found \(t.describe(at: i))")
+        }
+        i += 1
+        let start = i
+        while true {
+            if atLineEnd { throw t.error(at: open, "unterminated string: the '\"' opened here has no closing '\"' on its line") }
+            if t[i] == Ch.quote { break }
+            i += t[i] == Ch.backslash && !(t[i + 1] == Ch.lf || t[i + 1] == Ch.cr) ? 2 : 1
+        }
+        let range = start..<i
+        i += 1
+        skipBlanks()
+        if !atLineEnd {
+            throw t.error(at: i, "unexpected \(t.describe(at: i)) after the closing '\"' (write \\\" for a quote inside a string)")
+        }
+        return range
+    }
+
+    mutating func entries() throws(CatalogError) -> [POFile.Entry] {
+        var entries: [POFile.Entry] = []
+        var entry = POFile.Entry()
+        var last: Keyword?
+
+        func finish(_ entry: inout POFile.Entry, at: Int) throws(CatalogError) {
+            if entry.msgid != nil {
+                guard !entry.msgstr.isEmpty else {
+                    let p = t.position(entry.msgid!.keywordStart)
+                    throw t.error(at: at, "the msgid on line \(p.line) has no msgstr")
+                }
+                entries.append(entry)
+            } else if let ctxt = entry.context {
+                throw t.error(at: at, "the msgctxt on line \(t.position(ctxt.keywordStart).line) has no msgid")
+            }
+            entry = POFile.Entry()
+        }
+
+        while i < t.count {
+            skipBlanks()
+            let lineStart = i
+            if atLineEnd {
+                skipLineEnd()
+                continue
+            }
+            let c = t[i]
+            if c == Ch.hash {
+                // A comment starts a new entry once the current one has a msgstr.
+                if !entry.msgstr.isEmpty { try finish(&entry, at: i); last = nil }
+                if entry.msgid != nil {
+                    throw t.error(at: i, "a comment between the keywords of an entry (expected msgstr)")
+                }
+                let kind = t[i + 1]
+                var end = i
+                while !(end >= t.count || t[end] == Ch.lf || t[end] == Ch.cr) { end += 1 }
+                let body = t.string(min(i + 2, end)..<end)
+                switch kind {
+                case 0x2E: entry.extractedComments.append(body.trimmedSpaces) // #.
+                case 0x2C: // #,
+                    entry.flags += body.split(separator: ",").map { String($0).trimmedSpaces }.filter { !$0.isEmpty }
+                case 0x3A, 0x7C, 0x7E: break // #: #| #~
+                default:
+                    if kind == Ch.space || kind == Ch.tab || kind == Ch.lf || kind == Ch.cr || i + 1 >= t.count {
+                        let text = t.string(min(i + 1, end)..<end).trimmedSpaces
+                        if !text.isEmpty { entry.translatorComments.append(text) }
+                    }
+                }
+                i = end
+                skipLineEnd()
+                continue
+            }
+            if c == Ch.quote {
+                guard let keyword = last else {
+                    throw t.error(at: i, "a string without a keyword (expected msgid, msgstr... before it)")
+                }
+                let range = try quotedString()
+                switch keyword {
+                case .msgctxt: entry.context!.segments.append(range); entry.context!.end = range.upperBound + 1
+                case .msgid: entry.msgid!.segments.append(range); entry.msgid!.end = range.upperBound + 1
+                case .msgidPlural: entry.plural!.segments.append(range); entry.plural!.end = range.upperBound + 1
+                case .msgstr, .msgstrIndex:
+                    let k = entry.msgstr.count - 1
+                    entry.msgstr[k].segments.append(range)
+                    entry.msgstr[k].end = range.upperBound + 1
+                }
+                skipLineEnd()
+                continue
+            }
+            // A keyword.
+            var end = i
+            while end < t.count && !Ch.isSpace(t[end]) && t[end] != Ch.quote { end += 1 }
+            let word = t.string(i..<end)
+            let keyword: Keyword
+            switch word {
+            case "msgctxt": keyword = .msgctxt
+            case "msgid": keyword = .msgid
+            case "msgid_plural": keyword = .msgidPlural
+            case "msgstr": keyword = .msgstr
+            default:
+                if word.hasPrefix("msgstr["), word.hasSuffix("]"), let n = Int(word.dropFirst(7).dropLast()), n >= 0 {
+                    keyword = .msgstrIndex(n)
+                } else {
+                    throw t.error(at: i, "unknown keyword '\(word)' (expected msgctxt, msgid, msgid_plural, msgstr or msgstr[n])")
+                }
+            }
+            let indent = t.string(lineStartOfLine(lineStart)..<lineStart)
+            i = end
+            skipBlanks()
+            if i == end && !atLineEnd && t[i] != Ch.quote {
+                throw t.error(at: i, "expected a quoted string after \(word), found \(t.describe(at: i))")
+            }
+            let range = try quotedString()
+            let value = POFile.Value(segments: [range], keywordStart: lineStart, end: range.upperBound + 1)
+            switch keyword {
+            case .msgctxt, .msgid:
+                if !entry.msgstr.isEmpty { try finish(&entry, at: lineStart) }
+                if keyword == .msgctxt {
+                    if entry.context != nil || entry.msgid != nil {
+                        throw t.error(at: lineStart, "msgctxt must come before msgid and only once per entry")
+                    }
+                    entry.context = value
+                } else {
+                    if let previous = entry.msgid {
+                        throw t.error(at: lineStart, "a second msgid: the msgid on line \(t.position(previous.keywordStart).line) has no msgstr")
+                    }
+                    entry.msgid = value
+                }
+            case .msgidPlural:
+                guard entry.msgid != nil, entry.msgstr.isEmpty, entry.plural == nil else {
+                    throw t.error(at: lineStart, "msgid_plural must follow a msgid (and come before its msgstr)")
+                }
+                entry.plural = value
+                entry.isPlural = true
+            case .msgstr:
+                guard entry.msgid != nil else { throw t.error(at: lineStart, "msgstr without a preceding msgid") }
+                guard entry.msgstr.isEmpty else { throw t.error(at: lineStart, "a second msgstr in the same entry") }
+                guard !entry.isPlural else {
+                    throw t.error(at: lineStart, "an entry with msgid_plural needs msgstr[0], msgstr[1]... instead of msgstr")
+                }
+                entry.msgstr.append(value)
+                entry.indent = indent
+            case .msgstrIndex(let n):
+                guard entry.msgid != nil else { throw t.error(at: lineStart, "\(word) without a preceding msgid") }
+                guard entry.isPlural else {
+                    throw t.error(at: lineStart, "\(word) in an entry without msgid_plural (use msgstr)")
+                }
+                guard n == entry.msgstr.count else {
+                    throw t.error(at: lineStart, "expected msgstr[\(entry.msgstr.count)], found \(word)")
+                }
+                if n == 0 { entry.indent = indent }
+                entry.msgstr.append(value)
+            }
+            last = keyword
+            skipLineEnd()
+        }
+        try finish(&entry, at: t.count)
+        return entries
+    }
+
+    func lineStartOfLine(_ i: Int) -> Int {
+        var k = i
+        while k > 0 && t[k - 1] != Ch.lf && t[k - 1] != Ch.cr { k -= 1 }
+        return k
+    }
+}
+
+private extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        var s = self
+        while let f = s.first, set.contains(f) { s.removeFirst() }
+        while let l = s.last, set.contains(l) { s.removeLast() }
+        return String(s)
+    }
+}

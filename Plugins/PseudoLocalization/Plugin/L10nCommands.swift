@@ -1,0 +1,236 @@
+import PincerPluginKit
+import PseudoL10n
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The l10n.* commands.
+struct L10nCommands {
+    let store: L10nStore
+    let service: L10nService
+
+    func register(with host: PluginHost) throws {
+        let store = self.store
+        try host.addCommand("transform(text: string, key: string = \"\", table: string = \"\", modes: string = \"\") -> string",
+                            summary: "Pseudo-localise one string with the enabled modes (or --modes a,b)",
+                            details: """
+                                Prints {"input","output","modes","problem"}. problem is set when the text was left \
+                                unchanged because a transform would have changed its placeholders. --key and --table feed \
+                                the keys mode. Modes: \(PseudoModes.named.map(\.name).joined(separator: ", ")), all, none.
+                                """, jsonResult: true) { args in
+            let settings = store.settings
+            let modes = try L10nCommands.modes(args[3].string, default: settings.modes)
+            let key = args[1].string.isEmpty ? nil : args[1].string
+            let table = args[2].string.isEmpty ? L10nSettings.defaultTable : args[2].string
+            let result = PseudoLocalizer(modes: modes, accentMap: settings.accentMap).transform(args[0].string, key: key, table: table)
+            return .string(JSON.object([("input", .string(args[0].string)), ("output", .string(result.text)),
+                                        ("modes", .array(modes.names.map(JSON.string))),
+                                        ("problem", result.problem.map(JSON.string) ?? .null)]).serialized())
+        }
+        try host.addCommand("catalog(input: string, output: string = \"\", modes: string = \"\", locale: string = \"\", in_place: bool = false) -> string",
+                            summary: "Pseudo-localise a whole catalog into a new file",
+                            details: """
+                                Formats by extension: .strings (UTF-8 or UTF-16), .stringsdict, .xcstrings (adds the \
+                                pseudo-locale), .xml (Android strings.xml), .po/.pot. Every key, comment and the order are \
+                                kept. --output is required unless --in_place true. --locale defaults to en-XA (ar-XB with \
+                                the rtl mode). A malformed catalog is reported with line and column and nothing is written. \
+                                Prints {"input","output","format","locale","strings","transformed","unchanged":[...]}.
+                                """, changesState: true, jsonResult: true) { args in
+            try L10nCommands.catalog(input: args[0].string, output: args[1].string, modes: args[2].string,
+                                     locale: args[3].string, inPlace: args[4].bool, settings: store.settings)
+        }
+        try host.addCommand("modes() -> string", summary: "Each mode, whether it is on, and the other settings",
+                            jsonResult: true) { _ in
+            let s = store.settings
+            return .string(JSON.object([
+                ("modes", .array(PseudoModes.named.map { mode, name in
+                    .object([("mode", .string(name)), ("on", .bool(s.modes.contains(mode))),
+                             ("summary", .string(PseudoLocalization.summaries[name] ?? ""))])
+                })),
+                ("accentMap", .string(s.accentMap.rawValue)), ("layoutRightToLeft", .bool(s.layoutRightToLeft)),
+                ("tables", .array(s.tables.map(JSON.string))),
+            ]).serialized())
+        }
+        try host.addCommand("set(mode: string, state: string) -> string",
+                            summary: "Switch a mode on or off (persisted): l10n.set accented on",
+                            details: "Modes: \(PseudoModes.named.map(\.name).joined(separator: ", ")). The rtl mode also switches the layout flag.",
+                            changesState: true) { args in
+            guard let mode = PseudoModes(name: args[0].string) else {
+                throw L10nError.invalid("unknown mode '\(args[0].string)' (modes: \(PseudoModes.named.map(\.name).joined(separator: ", ")))")
+            }
+            let on: Bool
+            switch args[1].string.lowercased() {
+            case "on", "true", "1", "yes": on = true
+            case "off", "false", "0", "no": on = false
+            default: throw L10nError.invalid("state must be on or off, not '\(args[1].string)'")
+            }
+            try store.set(mode, on: on)
+            return .string("\(args[0].string.lowercased()) \(on ? "on" : "off"); enabled: \(L10nCommands.describe(store.settings.modes))")
+        }
+        try host.addCommand("off() -> string", summary: "Turn every mode (and the mirrored layout) off", changesState: true) { _ in
+            try store.turnEverythingOff()
+            return .string("every mode is off")
+        }
+        try host.addCommand("tables(list: string = \"\") -> string",
+                            summary: "Show, or set (comma-separated), the tables whose strings are transformed",
+                            details: "Localizable, the default table, is always transformed; strings of other tables pass unchanged unless listed.",
+                            changesState: true) { args in
+            if !args[0].string.isEmpty {
+                let tables = L10nCommands.tables(from: args[0].string)
+                try store.change { $0.tables = tables }
+            }
+            return .string(store.settings.tables.joined(separator: ","))
+        }
+        try host.addCommand("check(catalog: string, translation: string = \"\") -> string",
+                            summary: "List strings whose placeholders a translator could break",
+                            details: """
+                                With one catalog: each string on its own (gaps in numbered arguments, numbered and \
+                                unnumbered mixed) and, for .po and .xcstrings, every translation it holds against its \
+                                source. With a second catalog (the translation of the first): each string against the \
+                                string with the same key and part. Prints {"checked","issues":[{"key","part","language",\
+                                "line","column","kind","message","source","translation"}]}.
+                                """, jsonResult: true) { args in
+            try L10nCommands.check(args[0].string, translation: args[1].string)
+        }
+    }
+
+    // MARK: catalog
+
+    static func catalog(input: String, output: String, modes: String, locale: String, inPlace: Bool,
+                        settings: L10nSettings) throws -> CommandValue {
+        let catalog = try read(input)
+        let target = inPlace ? input : output
+        guard !target.isEmpty else {
+            throw CommandError.invalidArgument("catalog: give --output <path> (the input is only rewritten with --in_place true)")
+        }
+        if !inPlace, sameFile(input, target) {
+            throw CommandError.invalidArgument("catalog: --output \(target) is the input file; pass --in_place true to rewrite it")
+        }
+        let selected = try L10nCommands.modes(modes, default: settings.modes)
+        let localizer = PseudoLocalizer(modes: selected, accentMap: settings.accentMap)
+        let pseudoLocale = locale.isEmpty ? (selected.contains(.rightToLeft) ? "ar-XB" : "en-XA") : locale
+        var unchanged: [JSON] = []
+        var transformed = 0
+        let bytes = catalog.rewritten(locale: pseudoLocale) { string in
+            let result = localizer.transform(string.raw, style: string.style, key: string.key, table: string.table)
+            if let problem = result.problem {
+                unchanged.append(.object([("key", .string(string.key)), ("part", .string(string.part)),
+                                          ("line", .int(Int64(string.line))), ("column", .int(Int64(string.column))),
+                                          ("problem", .string(problem))]))
+            } else if result.text != string.raw {
+                transformed += 1
+            }
+            return result.text
+        }
+        try TextFile.writeAtomically(to: target) { write in try write(bytes) }
+        return .string(JSON.object([
+            ("input", .string(input)), ("output", .string(target)), ("format", .string(catalog.format.rawValue)),
+            ("locale", .string(pseudoLocale)), ("modes", .array(selected.names.map(JSON.string))),
+            ("strings", .int(Int64(catalog.strings.count))), ("transformed", .int(Int64(transformed))),
+            ("unchanged", .array(unchanged)),
+        ]).serialized())
+    }
+
+    static func read(_ path: String) throws -> Catalog {
+        guard let format = Catalog.format(forPath: path) else {
+            throw CommandError.invalidArgument("\(path): not a catalog this reads (.strings, .stringsdict, .xcstrings, .xml, .po, .pot)")
+        }
+        let bytes = try TextFile.readBytes(path)
+        do {
+            return try Catalog(bytes: bytes, format: format, table: tableName(path))
+        } catch {
+            throw CommandError.invalidArgument("\(path): \(error) (nothing was written)")
+        }
+    }
+
+    /// The table of a catalog file: its name without directory and extension.
+    static func tableName(_ path: String) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return a == b }
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+
+    // MARK: check
+
+    static func check(_ path: String, translation: String) throws -> CommandValue {
+        let source = try read(path)
+        var issues: [JSON] = []
+        var checked = 0
+        func add(_ found: [PlaceholderCheck.Issue], key: String, part: String, language: String, at string: CatalogString,
+                 source: String?, translation: String?) {
+            for issue in found {
+                issues.append(.object([("key", .string(key)), ("part", .string(part)), ("language", .string(language)),
+                                       ("line", .int(Int64(string.line))), ("column", .int(Int64(string.column))),
+                                       ("kind", .string(issue.kind.rawValue)), ("message", .string(issue.message)),
+                                       ("source", source.map(JSON.string) ?? .null),
+                                       ("translation", translation.map(JSON.string) ?? .null)]))
+            }
+        }
+        for string in source.strings {
+            checked += 1
+            add(PlaceholderCheck.check(string.raw, style: string.style), key: string.key, part: string.part, language: "",
+                at: string, source: string.raw, translation: nil)
+        }
+        for pair in source.translations {
+            checked += 1
+            add(PlaceholderCheck.compare(source: pair.source.raw, translation: pair.translated.raw, style: pair.translated.style),
+                key: pair.translated.key, part: pair.translated.part, language: pair.language, at: pair.translated,
+                source: pair.source.raw, translation: pair.translated.raw)
+        }
+        if !translation.isEmpty {
+            let translated = try read(translation)
+            var byKey: [String: CatalogString] = [:]
+            for string in source.strings { byKey[string.key + "\u{1}" + string.part] = string }
+            for string in translated.strings {
+                guard let original = byKey[string.key + "\u{1}" + string.part] else { continue }
+                checked += 1
+                add(PlaceholderCheck.compare(source: original.raw, translation: string.raw, style: string.style),
+                    key: string.key, part: string.part, language: tableName(translation), at: string,
+                    source: original.raw, translation: string.raw)
+            }
+        }
+        return .string(JSON.object([("catalog", .string(path)), ("checked", .int(Int64(checked))),
+                                    ("issues", .array(issues))]).serialized())
+    }
+
+    // MARK: arguments
+
+    /// Modes from "a,b", "all" or "none"; `fallback` when empty.
+    static func modes(_ text: String, default fallback: PseudoModes) throws -> PseudoModes {
+        let trimmed = trim(Substring(text))
+        if trimmed.isEmpty { return fallback }
+        if trimmed == "all" { return [.accented, .lengthened, .boundaries, .rightToLeft] }
+        if trimmed == "none" { return [] }
+        var modes: PseudoModes = []
+        for name in trimmed.split(separator: ",") {
+            let name = trim(name)
+            guard let mode = PseudoModes(name: name) else {
+                throw L10nError.invalid("unknown mode '\(name)' (modes: \(PseudoModes.named.map(\.name).joined(separator: ", ")), all, none)")
+            }
+            modes.insert(mode)
+        }
+        return modes
+    }
+
+    static func tables(from text: String) -> [String] {
+        var tables = [L10nSettings.defaultTable]
+        for name in text.split(separator: ",").map(trim) where !name.isEmpty && !tables.contains(name) {
+            tables.append(name)
+        }
+        return tables
+    }
+
+    static func trim(_ text: Substring) -> String {
+        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+
+    static func describe(_ modes: PseudoModes) -> String {
+        modes.isEmpty ? "none" : modes.names.joined(separator: ", ")
+    }
+}
