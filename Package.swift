@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "pincer-plugin-servers", type: .dynamic, targets: ["ServerEnvironments"]),
         .library(name: "pincer-plugin-net", type: .dynamic, targets: ["NetworkLogger"]),
         .library(name: "pincer-plugin-l10n", type: .dynamic, targets: ["PseudoLocalization"]),
+        .library(name: "pincer-plugin-a11y", type: .dynamic, targets: ["AccessibilityAudit"]),
         // What an app links to capture its URLSession traffic into the network logger.
         .library(name: "PincerNetworkCapture", targets: ["PincerNetworkCapture"]),
     ],
@@ -36,6 +37,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CEdit", path: "Sources/CEdit", providers: [.apt(["libedit-dev"])]),
         .systemLibrary(name: "CUnistring", path: "Sources/CUnistring", providers: [.apt(["libunistring-dev"])]),
+        .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // JSON reading and writing without Foundation, shared by host and plugins.
@@ -65,15 +67,20 @@ let package = Package(
         .target(name: "PseudoL10n", dependencies: ["PincerJSON"], path: "Plugins/PseudoLocalization/Core"),
         .target(name: "PseudoLocalization", dependencies: ["PincerPluginKit", "PseudoL10n"], path: "Plugins/PseudoLocalization/Plugin",
                 linkerSettings: exportOnlyEntry),
+        // The accessibility audit (model, importers, checks, reports, pictures),
+        // a library so tests and the benchmark reach it directly; the plugin is glue.
+        .target(name: "A11yAudit", dependencies: ["PincerJSON", "CPNG"], path: "Plugins/AccessibilityAudit/Core"),
+        .target(name: "AccessibilityAudit", dependencies: ["PincerPluginKit", "A11yAudit"], path: "Plugins/AccessibilityAudit/Plugin",
+                linkerSettings: exportOnlyEntry),
 
         // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
-        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture", "PseudoL10n"],
+        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture", "PseudoL10n", "A11yAudit"],
                          swiftSettings: [.unsafeFlags(["-Xcc", "-I\(root)/SDK/include"])]),
         .target(name: "BenchKernels", dependencies: ["CPincerSDK"],
                 cSettings: [.headerSearchPath("../../SDK/include")]),
         .executableTarget(name: "bench-hello"),
 
-        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog", "PseudoL10n"]),
+        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog", "PseudoL10n", "A11yAudit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -83,7 +83,7 @@ public struct Catalog: Sendable {
                 let new = transform(string)
                 edits.append(slot.edit(newText: new, oldText: string.raw))
             }
-            return text.encode(text.applying(edits))
+            return text.encodedApplying(edits)
         case .po(let file):
             return file.rewritten(strings: strings, locale: locale, transform: transform)
         case .xcstrings(let file):
@@ -144,31 +144,17 @@ struct SourceText: Sendable {
     let lineStarts: [Int]
 
     init(bytes: [UInt8]) throws(CatalogError) {
-        var scalars: [Unicode.Scalar] = []
+        let scalars: [Unicode.Scalar]
         if bytes.count >= 2 && ((bytes[0] == 0xFF && bytes[1] == 0xFE) || (bytes[0] == 0xFE && bytes[1] == 0xFF)) {
             let little = bytes[0] == 0xFF
             encoding = little ? .utf16LE : .utf16BE
             hasBOM = true
             if bytes.count % 2 != 0 {
-                throw SourceText.positionError(in: scalars, "UTF-16 text has an odd number of bytes")
+                throw SourceText.positionError(in: [], "UTF-16 text has an odd number of bytes")
             }
-            scalars.reserveCapacity(bytes.count / 2)
-            var units: [UInt16] = []
-            units.reserveCapacity(bytes.count / 2 - 1)
-            var k = 2
-            while k + 1 < bytes.count {
-                units.append(little ? UInt16(bytes[k]) | UInt16(bytes[k + 1]) << 8 : UInt16(bytes[k]) << 8 | UInt16(bytes[k + 1]))
-                k += 2
-            }
-            var iterator = units.makeIterator()
-            var decoder = UTF16()
-            loop: while true {
-                switch decoder.decode(&iterator) {
-                case .scalarValue(let v): scalars.append(v)
-                case .emptyInput: break loop
-                case .error: throw SourceText.positionError(in: scalars, "invalid UTF-16 (unpaired surrogate)")
-                }
-            }
+            let (decoded, ok) = SourceText.decodeUTF16(bytes, little: little)
+            if !ok { throw SourceText.positionError(in: decoded, "invalid UTF-16 (unpaired surrogate)") }
+            scalars = decoded
         } else {
             encoding = .utf8
             var start = 0
@@ -178,19 +164,89 @@ struct SourceText: Sendable {
             } else {
                 hasBOM = false
             }
-            scalars.reserveCapacity(bytes.count - start)
-            var iterator = bytes[start...].makeIterator()
-            var decoder = UTF8()
-            loop: while true {
-                switch decoder.decode(&iterator) {
-                case .scalarValue(let v): scalars.append(v)
-                case .emptyInput: break loop
-                case .error: throw SourceText.positionError(in: scalars, "invalid UTF-8")
-                }
-            }
+            let (decoded, ok) = SourceText.decodeUTF8(bytes, from: start)
+            if !ok { throw SourceText.positionError(in: decoded, "invalid UTF-8") }
+            scalars = decoded
         }
         s = scalars
         lineStarts = SourceText.lineStarts(of: scalars)
+    }
+
+    /// The scalars of well-formed UTF-8 `bytes[start...]`; on an ill-formed
+    /// sequence, the scalars before it and `false`.
+    private static func decodeUTF8(_ bytes: [UInt8], from start: Int) -> ([Unicode.Scalar], Bool) {
+        var ok = true
+        let scalars = bytes.withUnsafeBufferPointer { b -> [Unicode.Scalar] in
+            let n = b.count
+            return [Unicode.Scalar](unsafeUninitializedCapacity: max(n - start, 0)) { out, count in
+                var k = start, j = 0
+                while k < n {
+                    let c = b[k]
+                    if c < 0x80 {
+                        out[j] = Unicode.Scalar(c); j += 1; k += 1
+                        continue
+                    }
+                    var v: UInt32 = 0
+                    var length = 0
+                    // Well-formed sequences (Unicode Table 3-7).
+                    if c >= 0xC2 && c <= 0xDF {
+                        if k + 1 < n && b[k + 1] & 0xC0 == 0x80 {
+                            v = UInt32(c & 0x1F) << 6 | UInt32(b[k + 1] & 0x3F); length = 2
+                        }
+                    } else if c >= 0xE0 && c <= 0xEF {
+                        if k + 2 < n {
+                            let c1 = b[k + 1], c2 = b[k + 2]
+                            let lo: UInt8 = c == 0xE0 ? 0xA0 : 0x80, hi: UInt8 = c == 0xED ? 0x9F : 0xBF
+                            if c1 >= lo && c1 <= hi && c2 & 0xC0 == 0x80 {
+                                v = UInt32(c & 0x0F) << 12 | UInt32(c1 & 0x3F) << 6 | UInt32(c2 & 0x3F); length = 3
+                            }
+                        }
+                    } else if c >= 0xF0 && c <= 0xF4 {
+                        if k + 3 < n {
+                            let c1 = b[k + 1], c2 = b[k + 2], c3 = b[k + 3]
+                            let lo: UInt8 = c == 0xF0 ? 0x90 : 0x80, hi: UInt8 = c == 0xF4 ? 0x8F : 0xBF
+                            if c1 >= lo && c1 <= hi && c2 & 0xC0 == 0x80 && c3 & 0xC0 == 0x80 {
+                                v = UInt32(c & 0x07) << 18 | UInt32(c1 & 0x3F) << 12 | UInt32(c2 & 0x3F) << 6 | UInt32(c3 & 0x3F)
+                                length = 4
+                            }
+                        }
+                    }
+                    guard length > 0, let scalar = Unicode.Scalar(v) else { ok = false; break }
+                    out[j] = scalar; j += 1; k += length
+                }
+                count = j
+            }
+        }
+        return (scalars, ok)
+    }
+
+    /// The scalars of UTF-16 `bytes[2...]`; on an unpaired surrogate, the
+    /// scalars before it and `false`.
+    private static func decodeUTF16(_ bytes: [UInt8], little: Bool) -> ([Unicode.Scalar], Bool) {
+        var ok = true
+        let scalars = bytes.withUnsafeBufferPointer { b -> [Unicode.Scalar] in
+            let units = (b.count - 2) / 2
+            return [Unicode.Scalar](unsafeUninitializedCapacity: max(units, 0)) { out, count in
+                func unit(_ u: Int) -> UInt32 {
+                    let k = 2 + 2 * u
+                    return little ? UInt32(b[k]) | UInt32(b[k + 1]) << 8 : UInt32(b[k]) << 8 | UInt32(b[k + 1])
+                }
+                var u = 0, j = 0
+                while u < units {
+                    let w = unit(u)
+                    if w < 0xD800 || w > 0xDFFF {
+                        out[j] = Unicode.Scalar(w).unsafelyUnwrapped; j += 1; u += 1
+                    } else if w < 0xDC00 && u + 1 < units, case let w2 = unit(u + 1), w2 >= 0xDC00 && w2 <= 0xDFFF {
+                        out[j] = Unicode.Scalar(0x10000 + ((w - 0xD800) << 10) + (w2 - 0xDC00)).unsafelyUnwrapped
+                        j += 1; u += 2
+                    } else {
+                        ok = false; break
+                    }
+                }
+                count = j
+            }
+        }
+        return (scalars, ok)
     }
 
     init(scalars: [Unicode.Scalar]) {
@@ -202,16 +258,21 @@ struct SourceText: Sendable {
 
     private static func lineStarts(of s: [Unicode.Scalar]) -> [Int] {
         var starts = [0]
-        var i = 0
-        while i < s.count {
-            let c = s[i].value
-            if c == 0x0A {
-                starts.append(i + 1)
-            } else if c == 0x0D {
-                if i + 1 < s.count && s[i + 1].value == 0x0A { i += 1 }
-                starts.append(i + 1)
+        s.withUnsafeBufferPointer { b in
+            let n = b.count
+            var i = 0
+            while i < n {
+                let c = b[i].value
+                if c <= 0x0D {
+                    if c == 0x0A {
+                        starts.append(i + 1)
+                    } else if c == 0x0D {
+                        if i + 1 < n && b[i + 1].value == 0x0A { i += 1 }
+                        starts.append(i + 1)
+                    }
+                }
+                i += 1
             }
-            i += 1
         }
         return starts
     }
@@ -240,9 +301,36 @@ struct SourceText: Sendable {
     }
 
     func string(_ r: Range<Int>) -> String {
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: s[r])
-        return String(view)
+        if r.isEmpty { return "" }
+        return s.withUnsafeBufferPointer { b in
+            var length = 0
+            for k in r { length += CatalogUTF8.length(b[k].value) }
+            return String(unsafeUninitializedCapacity: length) { out in
+                var j = 0
+                for k in r { CatalogUTF8.put(b[k].value, into: out, at: &j) }
+                return j
+            }
+        }
+    }
+
+    /// The concatenated text of `ranges`.
+    func string(_ ranges: [Range<Int>]) -> String {
+        var out: [UInt8] = []
+        var total = 0
+        for r in ranges { total += r.count }
+        out.reserveCapacity(total + total / 2)
+        for r in ranges { appendUTF8(r, to: &out) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the UTF-8 of the scalars in `r` to `out`.
+    func appendUTF8(_ r: Range<Int>, to out: inout [UInt8]) {
+        s.withUnsafeBufferPointer { b in
+            for k in r {
+                let v = b[k].value
+                if v < 0x80 { out.append(UInt8(v)) } else { CatalogUTF8.append(v, to: &out) }
+            }
+        }
     }
 
     subscript(i: Int) -> UInt32 { i < s.count ? s[i].value : 0 }
@@ -267,43 +355,74 @@ struct SourceText: Sendable {
         }
     }
 
-    /// The scalars with `edits` (sorted, not overlapping) applied.
-    func applying(_ edits: [TextEdit]) -> [Unicode.Scalar] {
-        var out: [Unicode.Scalar] = []
-        out.reserveCapacity(s.count + s.count / 4)
-        var at = 0
-        for edit in edits.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) {
-            out.append(contentsOf: s[at..<edit.range.lowerBound])
-            out.append(contentsOf: edit.text.unicodeScalars)
-            at = edit.range.upperBound
+    /// The text with `edits` (not overlapping) applied, in its encoding.
+    func encodedApplying(_ edits: [TextEdit]) -> [UInt8] {
+        var sorted = true
+        var k = 1
+        while k < edits.count {
+            if edits[k].range.lowerBound < edits[k - 1].range.lowerBound { sorted = false; break }
+            k += 1
         }
-        out.append(contentsOf: s[at...])
-        return out
+        let ordered = sorted ? edits : edits.sorted(by: { $0.range.lowerBound < $1.range.lowerBound })
+        var w = CatalogSplicer(self, extra: ordered.count * 8)
+        for edit in ordered { w.replace(edit.range, with: edit.text) }
+        return w.finish()
     }
 
     /// `scalars` in this text's encoding, with its byte order mark.
     func encode(_ scalars: [Unicode.Scalar]) -> [UInt8] {
-        var out: [UInt8] = []
-        switch encoding {
-        case .utf8:
-            out.reserveCapacity(scalars.count + 3)
-            if hasBOM { out += [0xEF, 0xBB, 0xBF] }
-            for c in scalars { UTF8.encode(c) { out.append($0) } }
-        case .utf16LE, .utf16BE:
-            let little = encoding == .utf16LE
-            out.reserveCapacity(scalars.count * 2 + 2)
-            out += little ? [0xFF, 0xFE] : [0xFE, 0xFF]
-            for c in scalars {
-                UTF16.encode(c) { unit in
-                    if little {
-                        out.append(UInt8(unit & 0xFF)); out.append(UInt8(unit >> 8))
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(scalars.count + 3)
+        if encoding == .utf8 && hasBOM { utf8 += [0xEF, 0xBB, 0xBF] }
+        scalars.withUnsafeBufferPointer { b in
+            for c in b { CatalogUTF8.append(c.value, to: &utf8) }
+        }
+        return encodeUTF8(utf8)
+    }
+
+    /// UTF-8 `bytes` (with the byte order mark already in place for a UTF-8
+    /// text) in this text's encoding.
+    func encodeUTF8(_ bytes: [UInt8]) -> [UInt8] {
+        guard encoding != .utf8 else { return bytes }
+        let little = encoding == .utf16LE
+        // At most two bytes of UTF-16 per byte of UTF-8.
+        return [UInt8](unsafeUninitializedCapacity: bytes.count * 2 + 2) { out, count in
+            var j = 0
+            @inline(__always) func unit(_ u: UInt32) {
+                if little {
+                    out[j] = UInt8(u & 0xFF); out[j + 1] = UInt8(u >> 8)
+                } else {
+                    out[j] = UInt8(u >> 8); out[j + 1] = UInt8(u & 0xFF)
+                }
+                j += 2
+            }
+            unit(0xFEFF)
+            bytes.withUnsafeBufferPointer { b in
+                var k = 0
+                let n = b.count
+                while k < n {
+                    let c = b[k]
+                    var v: UInt32
+                    if c < 0x80 {
+                        v = UInt32(c); k += 1
+                    } else if c < 0xE0 {
+                        v = UInt32(c & 0x1F) << 6 | UInt32(b[k + 1] & 0x3F); k += 2
+                    } else if c < 0xF0 {
+                        v = UInt32(c & 0x0F) << 12 | UInt32(b[k + 1] & 0x3F) << 6 | UInt32(b[k + 2] & 0x3F); k += 3
                     } else {
-                        out.append(UInt8(unit >> 8)); out.append(UInt8(unit & 0xFF))
+                        v = UInt32(c & 0x07) << 18 | UInt32(b[k + 1] & 0x3F) << 12 | UInt32(b[k + 2] & 0x3F) << 6 | UInt32(b[k + 3] & 0x3F)
+                        k += 4
+                    }
+                    if v >= 0x10000 {
+                        v -= 0x10000
+                        unit(0xD800 + (v >> 10)); unit(0xDC00 + (v & 0x3FF))
+                    } else {
+                        unit(v)
                     }
                 }
             }
+            count = j
         }
-        return out
     }
 
     /// The newline the file uses ("\r\n" or "\n"), for lines it gains.
@@ -339,12 +458,100 @@ enum Ch {
 extension String {
     /// The text without leading and trailing spaces, tabs and newlines.
     var trimmedSpaces: String {
-        let scalars = Array(unicodeScalars)
-        var lo = 0, hi = scalars.count
-        while lo < hi && Ch.isSpace(scalars[lo].value) { lo += 1 }
-        while hi > lo && Ch.isSpace(scalars[hi - 1].value) { hi -= 1 }
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: scalars[lo..<hi])
-        return String(view)
+        let u = utf8
+        guard let f = u.first, let l = u.last, Ch.isSpace(UInt32(f)) || Ch.isSpace(UInt32(l)) else { return self }
+        var lo = u.startIndex, hi = u.endIndex
+        while lo < hi && Ch.isSpace(UInt32(u[lo])) { lo = u.index(after: lo) }
+        while hi > lo && Ch.isSpace(UInt32(u[u.index(before: hi)])) { hi = u.index(before: hi) }
+        return String(Substring(unicodeScalars[lo..<hi]))
+    }
+}
+
+/// UTF-8 encoding of scalar values (known valid) into byte buffers.
+enum CatalogUTF8 {
+    @inline(__always)
+    static func length(_ v: UInt32) -> Int {
+        v < 0x80 ? 1 : v < 0x800 ? 2 : v < 0x10000 ? 3 : 4
+    }
+
+    @inline(__always)
+    static func put(_ v: UInt32, into out: UnsafeMutableBufferPointer<UInt8>, at j: inout Int) {
+        if v < 0x80 {
+            out[j] = UInt8(v); j += 1
+        } else if v < 0x800 {
+            out[j] = UInt8(0xC0 | v >> 6); out[j + 1] = UInt8(0x80 | v & 0x3F); j += 2
+        } else if v < 0x10000 {
+            out[j] = UInt8(0xE0 | v >> 12); out[j + 1] = UInt8(0x80 | (v >> 6) & 0x3F)
+            out[j + 2] = UInt8(0x80 | v & 0x3F); j += 3
+        } else {
+            out[j] = UInt8(0xF0 | v >> 18); out[j + 1] = UInt8(0x80 | (v >> 12) & 0x3F)
+            out[j + 2] = UInt8(0x80 | (v >> 6) & 0x3F); out[j + 3] = UInt8(0x80 | v & 0x3F); j += 4
+        }
+    }
+
+    @inline(__always)
+    static func append(_ v: UInt32, to out: inout [UInt8]) {
+        if v < 0x80 {
+            out.append(UInt8(v))
+        } else if v < 0x800 {
+            out.append(UInt8(0xC0 | v >> 6)); out.append(UInt8(0x80 | v & 0x3F))
+        } else if v < 0x10000 {
+            out.append(UInt8(0xE0 | v >> 12)); out.append(UInt8(0x80 | (v >> 6) & 0x3F)); out.append(UInt8(0x80 | v & 0x3F))
+        } else {
+            out.append(UInt8(0xF0 | v >> 18)); out.append(UInt8(0x80 | (v >> 12) & 0x3F))
+            out.append(UInt8(0x80 | (v >> 6) & 0x3F)); out.append(UInt8(0x80 | v & 0x3F))
+        }
+    }
+}
+
+/// Writes a text with replacements, in order, as UTF-8 into one buffer,
+/// then in the text's encoding.
+struct CatalogSplicer {
+    let text: SourceText
+    var out: [UInt8] = []
+    /// Scalar offset of the first scalar not yet copied or replaced.
+    var at = 0
+
+    init(_ text: SourceText, extra: Int = 0) {
+        self.text = text
+        out.reserveCapacity(text.count + text.count / 4 + extra + 16)
+        if text.encoding == .utf8 && text.hasBOM { out += [0xEF, 0xBB, 0xBF] }
+    }
+
+    /// Copies the text up to scalar offset `end`.
+    mutating func copy(to end: Int) {
+        guard end > at else { return }
+        let from = at
+        text.s.withUnsafeBufferPointer { b in
+            var k = from
+            while k < end {
+                // A run of ASCII in one append, then one other scalar.
+                var e = k
+                while e < end && b[e].value < 0x80 { e += 1 }
+                if e > k {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: b[k..<e]).lazy.map { UInt8(truncatingIfNeeded: $0.value) })
+                    k = e
+                }
+                if k < end {
+                    CatalogUTF8.append(b[k].value, to: &out)
+                    k += 1
+                }
+            }
+        }
+        at = end
+    }
+
+    mutating func replace(_ range: Range<Int>, with string: String) {
+        copy(to: range.lowerBound)
+        out.append(contentsOf: string.utf8)
+        at = range.upperBound
+    }
+
+    mutating func append(_ string: String) { out.append(contentsOf: string.utf8) }
+
+    /// The whole result in the text's encoding.
+    mutating func finish() -> [UInt8] {
+        copy(to: text.count)
+        return text.encodeUTF8(out)
     }
 }

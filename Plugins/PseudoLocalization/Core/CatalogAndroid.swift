@@ -116,10 +116,9 @@ enum AndroidFile {
 
 extension String {
     var trimmingTrailingSpaces: String {
-        var scalars = Array(unicodeScalars)
-        while let last = scalars.last, Ch.isSpace(last.value) { scalars.removeLast() }
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: scalars)
-        return String(view)
+        let u = utf8
+        var hi = u.endIndex
+        while hi > u.startIndex && Ch.isSpace(UInt32(u[u.index(before: hi)])) { hi = u.index(before: hi) }
+        return hi == u.endIndex ? self : String(Substring(unicodeScalars[..<hi]))
     }
 }

@@ -43,7 +43,7 @@ struct POFile: Sendable {
 
 extension POFile {
     func raw(_ v: Value) -> String {
-        v.segments.map { text.string($0) }.joined()
+        v.segments.count == 1 ? text.string(v.segments[0]) : text.string(v.segments)
     }
 
     /// Where a value's text starts: its first non-empty segment.
@@ -56,6 +56,7 @@ extension POFile {
         let entries = try reader.entries()
         var header: Int?
         var seen: [String: Int] = [:]
+        seen.reserveCapacity(entries.count)
         var strings: [CatalogString] = []
         var translations: [CatalogTranslation] = []
         var stringEntries: [(entry: Int, plural: Bool)] = []
@@ -65,13 +66,12 @@ extension POFile {
             guard let msgid = entry.msgid else { continue }
             let id = try unescape(t, msgid)
             let key = try entry.context.map { (c) throws(CatalogError) -> String in try unescape(t, c) + "\u{4}" + id } ?? id
-            if let first = seen[key] {
+            if let first = seen.updateValue(t.position(msgid.keywordStart).line, forKey: key) {
                 throw t.error(at: msgid.keywordStart,
                               "duplicate message \"\(id)\"\(entry.context == nil ? "" : " in its context"): first defined on line \(first)")
             }
-            seen[key] = t.position(msgid.keywordStart).line
-            if let plural = entry.plural { _ = try unescape(t, plural) }
-            for msgstr in entry.msgstr { _ = try unescape(t, msgstr) }
+            if let plural = entry.plural { try checkEscapes(t, plural) }
+            for msgstr in entry.msgstr { try checkEscapes(t, msgstr) }
             if entry.context == nil && id.isEmpty && header == nil {
                 header = n
                 continue
@@ -95,6 +95,7 @@ extension POFile {
                 stringEntries.append((n, true))
             }
             for (k, msgstr) in entry.msgstr.enumerated() {
+                if msgstr.segments.allSatisfy(\.isEmpty) { continue }
                 let translated = string(msgstr, part: entry.isPlural ? "[\(k)]" : "")
                 if translated.raw.isEmpty { continue }
                 translations.append(CatalogTranslation(language: "", source: k == 0 ? source : pluralSource ?? source,
@@ -121,21 +122,46 @@ extension POFile {
     }
 
     static func unescape(_ t: SourceText, _ v: Value) throws(CatalogError) -> String {
-        var out = String.UnicodeScalarView()
+        var out: [UInt8] = []
+        try unescape(t, v, into: &out, build: true)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Throws what `unescape` throws, without building the text.
+    static func checkEscapes(_ t: SourceText, _ v: Value) throws(CatalogError) {
+        var out: [UInt8] = []
+        try unescape(t, v, into: &out, build: false)
+    }
+
+    /// The unescaped text as UTF-8 (when `build`), or only the checks.
+    static func unescape(_ t: SourceText, _ v: Value, into out: inout [UInt8], build: Bool) throws(CatalogError) {
+        if build {
+            var total = 0
+            for r in v.segments { total += r.count }
+            out.reserveCapacity(total + total / 2)
+        }
         for r in v.segments {
             var i = r.lowerBound
             while i < r.upperBound {
-                guard t[i] == Ch.backslash else { out.append(t.s[i]); i += 1; continue }
+                // A run without escapes.
+                var k = i
+                while k < r.upperBound && t.s[k].value != Ch.backslash { k += 1 }
+                if k > i {
+                    if build { t.appendUTF8(i..<k, to: &out) }
+                    i = k
+                    continue
+                }
                 let e = t[i + 1]
+                var mapped: UInt32
                 switch e {
-                case 0x6E: out.append("\n")
-                case 0x74: out.append("\t")
-                case 0x72: out.append("\r")
-                case 0x61: out.append("\u{7}")
-                case 0x62: out.append("\u{8}")
-                case 0x66: out.append("\u{C}")
-                case 0x76: out.append("\u{B}")
-                case Ch.quote, Ch.backslash, Ch.apos, Ch.question: out.append(t.s[i + 1])
+                case 0x6E: mapped = 0x0A
+                case 0x74: mapped = 0x09
+                case 0x72: mapped = 0x0D
+                case 0x61: mapped = 0x07
+                case 0x62: mapped = 0x08
+                case 0x66: mapped = 0x0C
+                case 0x76: mapped = 0x0B
+                case Ch.quote, Ch.backslash, Ch.apos, Ch.question: mapped = e
                 case 0x30...0x37:
                     var value: UInt32 = 0
                     var k = 1
@@ -143,7 +169,7 @@ extension POFile {
                         value = value * 8 + t[i + k] - 0x30
                         k += 1
                     }
-                    out.append(Unicode.Scalar(value) ?? "\u{FFFD}")
+                    if build { CatalogUTF8.append(Unicode.Scalar(value)?.value ?? 0xFFFD, to: &out) }
                     i += k
                     continue
                 case 0x78: // x
@@ -154,73 +180,93 @@ extension POFile {
                         k += 1
                     }
                     if k == 2 { throw t.error(at: i, "invalid \\x escape: expected hex digits") }
-                    out.append(Unicode.Scalar(value) ?? "\u{FFFD}")
+                    if build { CatalogUTF8.append(Unicode.Scalar(value)?.value ?? 0xFFFD, to: &out) }
                     i += k
                     continue
                 default:
                     throw t.error(at: i, "invalid escape sequence '\\\(i + 1 < r.upperBound ? String(Character(t.s[i + 1])) : "")'")
                 }
+                if build { out.append(UInt8(mapped)) }
                 i += 2
             }
         }
-        return String(out)
     }
 
     // MARK: Rewriting
 
     func rewritten(strings: [CatalogString], locale: String, transform: (CatalogString) -> String) -> [UInt8] {
         let nl = text.newline
-        var edits: [TextEdit] = []
-        var newID: [Int: String] = [:]
-        var newPlural: [Int: String] = [:]
+        var newID = [String?](repeating: nil, count: entries.count)
+        var newPlural = [String?](repeating: nil, count: entries.count)
         for (string, place) in zip(strings, stringEntries) {
             let value = transform(string)
             if place.plural { newPlural[place.entry] = value } else { newID[place.entry] = value }
         }
+        var w = CatalogSplicer(text, extra: strings.count * 8)
         for (n, entry) in entries.enumerated() {
             guard let first = entry.msgstr.first, let last = entry.msgstr.last else { continue }
             if n == header {
-                edits += headerEdits(entry, locale: locale, nl: nl)
+                for edit in headerEdits(entry, locale: locale, nl: nl) { w.replace(edit.range, with: edit.text) }
                 continue
             }
             guard let id = newID[n] else { continue }
-            var out = ""
+            w.copy(to: first.keywordStart)
             if entry.isPlural {
                 for k in entry.msgstr.indices {
-                    if k > 0 { out += nl + entry.indent }
-                    out += "msgstr[\(k)] " + POFile.quoted(k == 0 ? id : newPlural[n] ?? id, nl: nl, indent: entry.indent)
+                    if k > 0 { w.append(nl); w.append(entry.indent) }
+                    w.append("msgstr[")
+                    w.append(String(k))
+                    w.append("] ")
+                    POFile.writeQuoted(k == 0 ? id : newPlural[n] ?? id, nl: nl, indent: entry.indent, into: &w.out)
                 }
             } else {
-                out = "msgstr " + POFile.quoted(id, nl: nl, indent: entry.indent)
+                w.append("msgstr ")
+                POFile.writeQuoted(id, nl: nl, indent: entry.indent, into: &w.out)
             }
-            edits.append(TextEdit(range: first.keywordStart..<last.end, text: out))
+            w.at = last.end
         }
-        return text.encode(text.applying(edits))
+        return w.finish()
     }
 
     /// `value` quoted the gettext way: on one line, or, when it holds a `\n`
     /// before its end, `""` then one line per segment each ending in `\n`.
     static func quoted(_ value: String, nl: String, indent: String) -> String {
-        var segments: [String] = []
-        var current = String.UnicodeScalarView()
-        let scalars = Array(value.unicodeScalars)
-        var i = 0
-        while i < scalars.count {
-            current.append(scalars[i])
-            if scalars[i] == "\\" && i + 1 < scalars.count {
-                current.append(scalars[i + 1])
-                i += 2
-                if scalars[i - 1] == "n" && i < scalars.count {
-                    segments.append(String(current))
-                    current = String.UnicodeScalarView()
+        var out: [UInt8] = []
+        writeQuoted(value, nl: nl, indent: indent, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `quoted(value, nl:, indent:)` as UTF-8 to `out`.
+    static func writeQuoted(_ value: String, nl: String, indent: String, into out: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { b in
+            let n = b.count
+            // Where each segment but the last ends: after a `\n` escape that is not at the end.
+            var i = 0
+            var segmentStart = 0
+            var split = false
+            while i < n {
+                if b[i] == 0x5C && i + 1 < n {
+                    i += 2
+                    if b[i - 1] == 0x6E && i < n {
+                        if !split {
+                            split = true
+                            out.append(0x22); out.append(0x22)
+                        }
+                        out.append(contentsOf: nl.utf8); out.append(contentsOf: indent.utf8); out.append(0x22)
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: b[segmentStart..<i]))
+                        out.append(0x22)
+                        segmentStart = i
+                    }
+                    continue
                 }
-                continue
+                i += 1
             }
-            i += 1
+            if split { out.append(contentsOf: nl.utf8); out.append(contentsOf: indent.utf8) }
+            out.append(0x22)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[segmentStart..<n]))
+            out.append(0x22)
         }
-        segments.append(String(current))
-        if segments.count == 1 { return "\"" + value + "\"" }
-        return "\"\"" + segments.map { nl + indent + "\"" + $0 + "\"" }.joined()
     }
 
     /// The header's Language field set to `locale` (added when missing).
@@ -353,10 +399,10 @@ private struct POReader {
                 let kind = t[i + 1]
                 var end = i
                 while !(end >= t.count || t[end] == Ch.lf || t[end] == Ch.cr) { end += 1 }
-                let body = t.string(min(i + 2, end)..<end)
                 switch kind {
-                case 0x2E: entry.extractedComments.append(body.trimmedSpaces) // #.
+                case 0x2E: entry.extractedComments.append(t.string(min(i + 2, end)..<end).trimmedSpaces) // #.
                 case 0x2C: // #,
+                    let body = t.string(min(i + 2, end)..<end)
                     entry.flags += body.split(separator: ",").map { String($0).trimmedSpaces }.filter { !$0.isEmpty }
                 case 0x3A, 0x7C, 0x7E: break // #: #| #~
                 default:

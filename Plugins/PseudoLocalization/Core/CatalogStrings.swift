@@ -31,7 +31,7 @@ enum StringsFile {
             guard let value = try p.token(what: "a value") else {
                 throw t.error(at: p.i, "expected a quoted value after '=' for the key \"\(keyText)\", found \(t.describe(at: p.i))")
             }
-            if value.quoted { _ = try unescape(t, value.range) }
+            if value.quoted { try checkEscapes(t, value.range) }
             _ = try p.skipSpaceAndComments(afterLine: 0)
             guard t[p.i] == Ch.semicolon, p.i < t.count else {
                 throw t.error(at: p.i, "expected ';' after the value of \"\(keyText)\", found \(t.describe(at: p.i))")
@@ -130,17 +130,34 @@ enum StringsFile {
     /// The text of a quoted string, with escapes resolved; a malformed
     /// `\U`/`\u` escape is an error.
     static func unescape(_ t: SourceText, _ r: Range<Int>) throws(CatalogError) -> String {
-        var out = String.UnicodeScalarView()
+        var out: [UInt8] = []
+        try unescape(t, r, into: &out, build: true)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Throws what `unescape` throws, without building the text.
+    static func checkEscapes(_ t: SourceText, _ r: Range<Int>) throws(CatalogError) {
+        var out: [UInt8] = []
+        try unescape(t, r, into: &out, build: false)
+    }
+
+    /// The unescaped text as UTF-8 (when `build`), or only the checks.
+    static func unescape(_ t: SourceText, _ r: Range<Int>, into out: inout [UInt8], build: Bool) throws(CatalogError) {
+        if build { out.reserveCapacity(r.count + r.count / 2) }
         var i = r.lowerBound
         var pendingHigh: UInt32?
-        func flushHigh() {
-            if pendingHigh != nil { out.append("\u{FFFD}"); pendingHigh = nil }
+        func flushHigh(_ out: inout [UInt8]) {
+            if pendingHigh != nil { if build { CatalogUTF8.append(0xFFFD, to: &out) }; pendingHigh = nil }
         }
         while i < r.upperBound {
-            let c = t[i]
-            guard c == Ch.backslash else {
-                flushHigh()
-                out.append(t.s[i]); i += 1; continue
+            // A run without escapes.
+            var k = i
+            while k < r.upperBound && t.s[k].value != Ch.backslash { k += 1 }
+            if k > i {
+                flushHigh(&out)
+                if build { t.appendUTF8(i..<k, to: &out) }
+                i = k
+                continue
             }
             let e = t[i + 1]
             switch e {
@@ -154,33 +171,33 @@ enum StringsFile {
                 }
                 i += 6
                 if v >= 0xD800 && v < 0xDC00 {
-                    flushHigh()
+                    flushHigh(&out)
                     pendingHigh = v
                 } else if v >= 0xDC00 && v < 0xE000 {
                     if let high = pendingHigh {
-                        out.append(Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (v - 0xDC00)) ?? "\u{FFFD}")
+                        if build { CatalogUTF8.append(Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (v - 0xDC00))?.value ?? 0xFFFD, to: &out) }
                         pendingHigh = nil
                     } else {
-                        out.append("\u{FFFD}")
+                        if build { CatalogUTF8.append(0xFFFD, to: &out) }
                     }
                 } else {
-                    flushHigh()
-                    out.append(Unicode.Scalar(v) ?? "\u{FFFD}")
+                    flushHigh(&out)
+                    if build { CatalogUTF8.append(Unicode.Scalar(v)?.value ?? 0xFFFD, to: &out) }
                 }
                 continue
             case 0x30...0x37:
-                flushHigh()
+                flushHigh(&out)
                 var v: UInt32 = 0
                 var k = 1
                 while k <= 3 && i + k < r.upperBound && t[i + k] >= 0x30 && t[i + k] <= 0x37 {
                     v = v * 8 + t[i + k] - 0x30
                     k += 1
                 }
-                out.append(Unicode.Scalar(v) ?? "\u{FFFD}")
+                if build { CatalogUTF8.append(Unicode.Scalar(v)?.value ?? 0xFFFD, to: &out) }
                 i += k
                 continue
             default:
-                flushHigh()
+                flushHigh(&out)
                 let mapped: UInt32
                 switch e {
                 case 0x6E: mapped = 0x0A // n
@@ -192,11 +209,10 @@ enum StringsFile {
                 case 0x76: mapped = 0x0B // v
                 default: mapped = e
                 }
-                out.append(Unicode.Scalar(mapped) ?? "\u{FFFD}")
+                if build { CatalogUTF8.append(Unicode.Scalar(mapped)?.value ?? 0xFFFD, to: &out) }
                 i += 2
             }
         }
-        flushHigh()
-        return String(out)
+        flushHigh(&out)
     }
 }

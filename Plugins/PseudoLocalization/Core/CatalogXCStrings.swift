@@ -337,14 +337,17 @@ struct XCStringsFile: Sendable {
             members[entry.member].value = value
         }
         top[stringsIndex].value.node = .object(members)
-        var out = ""
-        XCStringsFile.write(Value(node: .object(top), pos: 0), indent: 0, path: [], into: &out)
-        if endsWithNewline { out += "\n" }
-        return text.encode(Array(out.unicodeScalars))
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count + text.count / 2 + 16)
+        if text.hasBOM { out += [0xEF, 0xBB, 0xBF] }
+        XCStringsFile.write(Value(node: .object(top), pos: 0), indent: 0, path: Path(), into: &out)
+        if endsWithNewline { out.append(0x0A) }
+        return text.encodeUTF8(out)
     }
 
+    /// Code point order (the same as the order of UTF-8 bytes).
     static func precedes(_ a: String, _ b: String) -> Bool {
-        a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars)
+        a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     static func newString(_ raw: String) -> JStr {
@@ -415,44 +418,79 @@ struct XCStringsFile: Sendable {
         }), pos: value.pos)
     }
 
-    /// Writes `value` in Xcode's layout. `path` is the chain of keys to it.
-    static func write(_ value: Value, indent: Int, path: [String], into out: inout String) {
+    /// What `write` needs of the chain of keys to a value: its length, and
+    /// whether it starts with "strings" and its third key is "localizations".
+    struct Path {
+        var count = 0
+        var firstIsStrings = false
+        var thirdIsLocalizations = false
+
+        func appending(_ key: String) -> Path {
+            var p = self
+            if count == 0 { p.firstIsStrings = key == "strings" }
+            if count == 2 { p.thirdIsLocalizations = key == "localizations" }
+            p.count += 1
+            return p
+        }
+
+        /// `["strings"]` or `["strings", _, "localizations"]`.
+        var keepsOrder: Bool {
+            firstIsStrings && (count == 1 || (count == 3 && thirdIsLocalizations))
+        }
+    }
+
+    static func spaces(_ n: Int, into out: inout [UInt8]) {
+        for _ in 0..<n { out.append(0x20) }
+    }
+
+    /// Writes `value` in Xcode's layout as UTF-8. `path` describes the chain of keys to it.
+    static func write(_ value: Value, indent: Int, path: Path, into out: inout [UInt8]) {
         switch value.node {
         case .string(let s):
-            out += "\"" + s.raw + "\""
+            out.append(0x22); out.append(contentsOf: s.raw.utf8); out.append(0x22)
         case .literal(let l):
-            out += l
+            out.append(contentsOf: l.utf8)
         case .array(let items):
             if items.isEmpty {
-                out += "[\n\n" + String(repeating: " ", count: indent) + "]"
+                out.append(0x5B); out.append(0x0A); out.append(0x0A); spaces(indent, into: &out); out.append(0x5D)
                 return
             }
-            out += "[\n"
+            out.append(0x5B); out.append(0x0A)
+            let inner = path.appending("[]")
             for (k, item) in items.enumerated() {
-                out += String(repeating: " ", count: indent + 2)
-                write(item, indent: indent + 2, path: path + ["[]"], into: &out)
-                out += k + 1 < items.count ? ",\n" : "\n"
+                spaces(indent + 2, into: &out)
+                write(item, indent: indent + 2, path: inner, into: &out)
+                if k + 1 < items.count { out.append(0x2C) }
+                out.append(0x0A)
             }
-            out += String(repeating: " ", count: indent) + "]"
+            spaces(indent, into: &out); out.append(0x5D)
         case .object(let members):
             if members.isEmpty {
-                out += "{\n\n" + String(repeating: " ", count: indent) + "}"
+                out.append(0x7B); out.append(0x0A); out.append(0x0A); spaces(indent, into: &out); out.append(0x7D)
                 return
             }
-            let keepOrder = path == ["strings"] || (path.count == 3 && path[0] == "strings" && path[2] == "localizations")
-            let ordered = keepOrder ? members : sortedStable(members)
-            out += "{\n"
+            let ordered = path.keepsOrder ? members : sortedStable(members)
+            out.append(0x7B); out.append(0x0A)
             for (k, m) in ordered.enumerated() {
-                out += String(repeating: " ", count: indent + 2) + "\"" + m.key.raw + "\" : "
-                write(m.value, indent: indent + 2, path: path + [m.key.text], into: &out)
-                out += k + 1 < ordered.count ? ",\n" : "\n"
+                spaces(indent + 2, into: &out)
+                out.append(0x22); out.append(contentsOf: m.key.raw.utf8)
+                out.append(0x22); out.append(0x20); out.append(0x3A); out.append(0x20)
+                write(m.value, indent: indent + 2, path: path.appending(m.key.text), into: &out)
+                if k + 1 < ordered.count { out.append(0x2C) }
+                out.append(0x0A)
             }
-            out += String(repeating: " ", count: indent) + "}"
+            spaces(indent, into: &out); out.append(0x7D)
         }
     }
 
     static func sortedStable(_ members: [Member]) -> [Member] {
-        members.enumerated().sorted { a, b in
+        var k = 1
+        while k < members.count {
+            if precedes(members[k].key.text, members[k - 1].key.text) { break }
+            k += 1
+        }
+        if k >= members.count { return members }
+        return members.enumerated().sorted { a, b in
             if precedes(a.element.key.text, b.element.key.text) { return true }
             if precedes(b.element.key.text, a.element.key.text) { return false }
             return a.offset < b.offset
@@ -532,7 +570,15 @@ private struct JSONReader {
         guard t[i] == Ch.quote else { throw unexpected() }
         i += 1
         let start = i
-        var text = String.UnicodeScalarView()
+        // Without escapes the text is the raw text.
+        while i < t.count && t[i] != Ch.quote && t[i] != Ch.backslash { i += 1 }
+        if i < t.count && t[i] == Ch.quote {
+            let raw = t.string(start..<i)
+            i += 1
+            return XCStringsFile.JStr(raw: raw, text: raw, start: start)
+        }
+        var text: [UInt8] = []
+        t.appendUTF8(start..<i, to: &text)
         var pendingHigh: UInt32?
         while i < t.count && t[i] != Ch.quote {
             if t[i] == Ch.backslash {
@@ -544,30 +590,30 @@ private struct JSONReader {
                     if v >= 0xD800 && v < 0xDC00 {
                         pendingHigh = v
                     } else if v >= 0xDC00 && v < 0xE000, let high = pendingHigh {
-                        text.append(Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (v - 0xDC00)) ?? "\u{FFFD}")
+                        CatalogUTF8.append(Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (v - 0xDC00))?.value ?? 0xFFFD, to: &text)
                         pendingHigh = nil
                     } else {
-                        text.append(Unicode.Scalar(v) ?? "\u{FFFD}")
+                        CatalogUTF8.append(Unicode.Scalar(v)?.value ?? 0xFFFD, to: &text)
                     }
                     continue
                 }
                 switch e {
-                case 0x6E: text.append("\n")
-                case 0x74: text.append("\t")
-                case 0x72: text.append("\r")
-                case 0x62: text.append("\u{8}")
-                case 0x66: text.append("\u{C}")
-                default: text.append(t.s[i + 1])
+                case 0x6E: text.append(0x0A)
+                case 0x74: text.append(0x09)
+                case 0x72: text.append(0x0D)
+                case 0x62: text.append(0x08)
+                case 0x66: text.append(0x0C)
+                default: CatalogUTF8.append(t.s[i + 1].value, to: &text)
                 }
                 i += 2
             } else {
-                text.append(t.s[i])
+                CatalogUTF8.append(t.s[i].value, to: &text)
                 i += 1
             }
         }
         guard i < t.count else { throw t.error(at: start - 1, "unterminated string") }
         let raw = t.string(start..<i)
         i += 1
-        return XCStringsFile.JStr(raw: raw, text: String(text), start: start)
+        return XCStringsFile.JStr(raw: raw, text: String(decoding: text, as: UTF8.self), start: start)
     }
 }

@@ -1,6 +1,7 @@
 /// Splits a string into text a transform may change and pieces it must keep
 /// whole: format placeholders, markup, addresses and the escapes of the
-/// file the string came from. Works on Unicode scalars.
+/// file the string came from. Works on the UTF-8 bytes: every piece of
+/// syntax is ASCII, and a byte of a multi-byte scalar never matches one.
 ///
 /// Recognised, in this order at each position:
 /// - escapes of the string's `EscapeStyle` (`\n`, `\U2192`, `&amp;`...);
@@ -38,49 +39,84 @@ public struct PlaceholderScanner: Sendable {
 
     /// The pieces of `string`, in order; concatenated they give it back.
     public func pieces(_ string: String) -> [Piece] {
-        let scalars = Array(string.unicodeScalars)
-        var scan = Scan(scalars: scalars, style: style)
-        scan.icuQuoting = Scan.hasICUArgument(scalars)
-        scan.message(from: 0, to: scalars.count, inPlural: false)
-        scan.flushText()
-        return scan.pieces
+        var copy = string
+        return copy.withUTF8 { bytes in
+            spans(bytes).map { Piece($0.kind, String(decoding: UnsafeBufferPointer(rebasing: bytes[$0.range]), as: UTF8.self)) }
+        }
     }
 
     /// The placeholders of `string` in order: everything but text, escapes
     /// and quoted ICU literals. Two strings with the same list format the
     /// same arguments the same way.
     public func placeholders(_ string: String) -> [Piece] {
-        pieces(string).filter { $0.kind != .text && $0.kind != .escape && $0.kind != .quoted }
+        pieces(string).filter { $0.kind.isPlaceholder }
+    }
+
+    /// One piece as a byte range of the scanned buffer.
+    struct Span {
+        var kind: Kind
+        var range: Range<Int>
+    }
+
+    /// The pieces of UTF-8 `bytes` as ranges, in order, covering all of it.
+    func spans(_ bytes: UnsafeBufferPointer<UInt8>) -> [Span] {
+        var scan = Scan(bytes: bytes, style: style)
+        scan.icuQuoting = Scan.hasICUArgument(bytes)
+        scan.message(from: 0, to: bytes.count, inPlural: false)
+        scan.flushText(upTo: bytes.count)
+        return scan.spans
     }
 }
 
+extension PlaceholderScanner.Kind {
+    /// Placeholders are compared before and after a transform; text,
+    /// escapes and quoted ICU literals are not placeholders.
+    var isPlaceholder: Bool { self != .text && self != .escape && self != .quoted }
+}
+
+/// The scanned bytes, read as scalars: a byte of a multi-byte scalar reads
+/// as a Latin-1 scalar at or above U+0080, which no syntax character is.
+private struct ByteScalars {
+    let bytes: UnsafeBufferPointer<UInt8>
+    @inline(__always) subscript(i: Int) -> Unicode.Scalar { Unicode.Scalar(bytes[i]) }
+}
+
 private struct Scan {
-    let scalars: [Unicode.Scalar]
+    let scalars: ByteScalars
+    let count: Int
     let style: EscapeStyle
     var icuQuoting = false
-    var pieces: [PlaceholderScanner.Piece] = []
-    var text = String.UnicodeScalarView()
+    /// Whether the string has an "@" / a ":" at all: most have neither, and
+    /// then no word start needs an email or URL look-ahead.
+    let hasAt: Bool
+    let hasColonOrW: Bool
+    var spans: [PlaceholderScanner.Span] = []
+    /// Where the text not yet emitted starts.
+    var textStart = 0
 
-    init(scalars: [Unicode.Scalar], style: EscapeStyle) {
-        self.scalars = scalars
+    init(bytes: UnsafeBufferPointer<UInt8>, style: EscapeStyle) {
+        scalars = ByteScalars(bytes: bytes)
+        count = bytes.count
+        hasAt = bytes.contains(0x40)
+        hasColonOrW = bytes.contains(0x3A) || bytes.contains(0x77) || bytes.contains(0x57)
         self.style = style
+        spans.reserveCapacity(8)
     }
 
-    mutating func flushText() {
-        guard !text.isEmpty else { return }
-        pieces.append(.init(.text, String(text)))
-        text = String.UnicodeScalarView()
+    mutating func flushText(upTo end: Int) {
+        guard textStart < end else { return }
+        spans.append(.init(kind: .text, range: textStart..<end))
+        textStart = end
     }
 
     mutating func emit(_ kind: PlaceholderScanner.Kind, _ range: Range<Int>) {
-        flushText()
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: scalars[range])
-        if let last = pieces.last, last.kind == kind, kind == .icu {
-            pieces[pieces.count - 1].text += String(view)
+        flushText(upTo: range.lowerBound)
+        if kind == .icu, let last = spans.last, last.kind == .icu, last.range.upperBound == range.lowerBound {
+            spans[spans.count - 1].range = last.range.lowerBound..<range.upperBound
         } else {
-            pieces.append(.init(kind, String(view)))
+            spans.append(.init(kind: kind, range: range))
         }
+        textStart = range.upperBound
     }
 
     /// Scans a message (the whole string, or an ICU option body).
@@ -88,12 +124,17 @@ private struct Scan {
         var i = start
         while i < end {
             let c = scalars[i]
+            // Fast path: bytes that start no piece.
+            if c.value >= 0x80 || (isASCIIAlphanumeric(c) && !(isWordStart(i) && (hasAt || hasColonOrW))) || c == " " {
+                i += 1
+                continue
+            }
             if let n = escape(at: i, end: end) {
                 emit(.escape, i..<(i + n)); i += n; continue
             }
             if icuQuoting, c == "'" {
                 if i + 1 < end, scalars[i + 1] == "'" { emit(.escape, i..<(i + 2)); i += 2; continue }
-                if i + 1 < end, ["{", "}", "#", "|"].contains(scalars[i + 1]) {
+                if i + 1 < end, isQuoteStart(scalars[i + 1]) {
                     var j = i + 1
                     while j < end {
                         if scalars[j] == "'" {
@@ -125,13 +166,12 @@ private struct Scan {
             if c == "&", style != .backslash, let n = entity(at: i, end: end) {
                 emit(.entity, i..<(i + n)); i += n; continue
             }
-            if isWordStart(i), let n = url(at: i, end: end) {
+            if hasColonOrW, isWordStart(i), let n = url(at: i, end: end) {
                 emit(.url, i..<(i + n)); i += n; continue
             }
-            if isWordStart(i), let n = email(at: i, end: end) {
+            if hasAt, isWordStart(i), let n = email(at: i, end: end) {
                 emit(.email, i..<(i + n)); i += n; continue
             }
-            text.append(c)
             i += 1
         }
     }
@@ -151,8 +191,15 @@ private struct Scan {
                 while j < end, j < i + 6, scalars[j].properties.isASCIIHexDigit { j += 1 }
                 return j - i
             }
-            return 2
+            return 1 + scalarLength(at: i + 1, end: end)
         }
+    }
+
+    /// The length in bytes of the UTF-8 scalar starting at `i`.
+    func scalarLength(at i: Int, end: Int) -> Int {
+        let lead = scalars.bytes[i]
+        let length = lead < 0xC0 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
+        return min(length, end - i)
     }
 
     func entity(at i: Int, end: Int) -> Int? {
@@ -197,7 +244,7 @@ private struct Scan {
     /// Flags, width, precision, length and conversion after "%" [n$].
     func conversionTail(from start: Int, start origin: Int, end: Int) -> (Int, PlaceholderScanner.Kind)? {
         var j = start
-        while j < end, ["-", "+", " ", "#", "0", "'"].contains(scalars[j]) { j += 1 }
+        while j < end, isFlag(scalars[j]) { j += 1 }
         j = widthOrPrecision(from: j, end: end)
         if j < end, scalars[j] == "." {
             j = widthOrPrecision(from: j + 1, end: end)
@@ -205,15 +252,31 @@ private struct Scan {
         // Length modifiers: hh h l ll q L z t j.
         if j + 1 < end, (scalars[j] == "h" && scalars[j + 1] == "h") || (scalars[j] == "l" && scalars[j + 1] == "l") {
             j += 2
-        } else if j < end, ["h", "l", "q", "L", "z", "t", "j"].contains(scalars[j]) {
+        } else if j < end, isLengthModifier(scalars[j]) {
             j += 1
         }
-        guard j < end, Scan.conversions.contains(scalars[j]) else { return nil }
+        guard j < end, isConversion(scalars[j]) else { return nil }
         return (j + 1 - origin, .printf)
     }
 
-    static let conversions: Set<Unicode.Scalar> = ["@", "d", "D", "i", "u", "U", "x", "X", "o", "O", "f", "F", "e", "E",
-                                                    "g", "G", "c", "C", "s", "S", "p", "a", "A"]
+    func isFlag(_ c: Unicode.Scalar) -> Bool {
+        switch c { case "-", "+", " ", "#", "0", "'": true; default: false }
+    }
+
+    func isLengthModifier(_ c: Unicode.Scalar) -> Bool {
+        switch c { case "h", "l", "q", "L", "z", "t", "j": true; default: false }
+    }
+
+    func isConversion(_ c: Unicode.Scalar) -> Bool {
+        switch c {
+        case "@", "d", "D", "i", "u", "U", "x", "X", "o", "O", "f", "F", "e", "E", "g", "G", "c", "C", "s", "S", "p", "a", "A": true
+        default: false
+        }
+    }
+
+    func isQuoteStart(_ c: Unicode.Scalar) -> Bool {
+        c == "{" || c == "}" || c == "#" || c == "|"
+    }
 
     /// Digits followed by "$", else nothing.
     func skipArgument(from start: Int, end: Int) -> Int {
@@ -263,15 +326,15 @@ private struct Scan {
         j = skipSpace(j + 1, end)
         let typeStart = j
         while j < end, isIdentifier(scalars[j]) { j += 1 }
-        let type = String(String.UnicodeScalarView(scalars[typeStart..<j]))
-        guard !type.isEmpty else { return nil }
+        let typeEnd = j
+        guard typeEnd > typeStart else { return nil }
         j = skipSpace(j, end)
         guard j < end else { return nil }
-        switch type {
-        case "plural", "selectordinal", "select":
+        let select = equals(typeStart..<typeEnd, "select")
+        if select || equals(typeStart..<typeEnd, "plural") || equals(typeStart..<typeEnd, "selectordinal") {
             guard scalars[j] == "," else { return nil }
-            return complexArgument(at: i, optionsFrom: j + 1, end: end, plural: type != "select")
-        default:
+            return complexArgument(at: i, optionsFrom: j + 1, end: end, plural: !select)
+        } else {
             // {arg, number} or {arg, date, short}: kept whole, to its matching brace.
             guard let close = matchingBrace(from: i, end: end) else { return nil }
             emit(.icu, i..<(close + 1))
@@ -303,7 +366,7 @@ private struct Scan {
         for (bodyStart, bodyEnd) in bodies {
             emit(.icu, kept..<bodyStart)
             message(from: bodyStart, to: bodyEnd, inPlural: plural)
-            flushText()
+            flushText(upTo: bodyEnd)
             kept = bodyEnd
         }
         emit(.icu, kept..<(close + 1))
@@ -319,7 +382,7 @@ private struct Scan {
             let c = scalars[j]
             if icuQuoting, c == "'" {
                 if j + 1 < end, scalars[j + 1] == "'" { j += 2; continue }
-                if quoted { quoted = false } else if j + 1 < end, ["{", "}", "#", "|"].contains(scalars[j + 1]) { quoted = true }
+                if quoted { quoted = false } else if j + 1 < end, isQuoteStart(scalars[j + 1]) { quoted = true }
                 j += 1; continue
             }
             if !quoted {
@@ -336,22 +399,28 @@ private struct Scan {
 
     /// Whether the string has an ICU typed or complex argument (then ICU
     /// apostrophe quoting applies to the whole string).
-    static func hasICUArgument(_ s: [Unicode.Scalar]) -> Bool {
+    static func hasICUArgument(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let s = ByteScalars(bytes: bytes), count = bytes.count
         var i = 0
-        while i < s.count {
+        while i < count {
             if s[i] == "{" {
                 var j = i + 1
-                while j < s.count, s[j] == " " { j += 1 }
+                while j < count, s[j] == " " { j += 1 }
                 let nameStart = j
-                while j < s.count, s[j].properties.isAlphabetic || s[j] == "_" || ("0"..."9").contains(s[j]) { j += 1 }
+                while j < count, isNameByte(s[j]) { j += 1 }
                 if j > nameStart {
-                    while j < s.count, s[j] == " " { j += 1 }
-                    if j < s.count, s[j] == "," { return true }
+                    while j < count, s[j] == " " { j += 1 }
+                    if j < count, s[j] == "," { return true }
                 }
             }
             i += 1
         }
         return false
+    }
+
+    /// ASCII letters, digits, "_", and any byte of a non-ASCII scalar.
+    static func isNameByte(_ c: Unicode.Scalar) -> Bool {
+        c.value > 0x7F || c == "_" || (c.value >= 0x30 && c.value <= 0x39) || ((c.value | 0x20) >= 0x61 && (c.value | 0x20) <= 0x7A)
     }
 
     // MARK: markup and addresses
@@ -372,11 +441,11 @@ private struct Scan {
         }
         if next == "!" {
             // <!-- comment --> or <![CDATA[ ... ]]>: to the closing marker.
-            let closing: [Unicode.Scalar] = hasPrefix("<!--", at: i, end: end) ? ["-", "-", ">"]
-                : hasPrefix("<![CDATA[", at: i, end: end) ? ["]", "]", ">"] : [">"]
+            let closing: StaticString = hasPrefix("<!--", at: i, end: end) ? "-->" : hasPrefix("<![CDATA[", at: i, end: end) ? "]]>" : ">"
+            let length = closing.utf8CodeUnitCount
             var j = i + 2
-            while j + closing.count <= end {
-                if Array(scalars[j..<(j + closing.count)]) == closing { return j + closing.count - i }
+            while j + length <= end {
+                if hasPrefix(closing, at: j, end: end) { return j + length - i }
                 j += 1
             }
             return nil
@@ -404,6 +473,7 @@ private struct Scan {
     }
 
     func url(at i: Int, end: Int) -> Int? {
+        guard isASCIILetter(scalars[i]) else { return nil }
         var j = i
         if hasPrefix("www.", at: i, end: end) {
             j = i + 4
@@ -415,14 +485,15 @@ private struct Scan {
         let bodyStart = j
         while j < end, isURLScalar(scalars[j]), escape(at: j, end: end) == nil { j += 1 }
         // Trailing punctuation belongs to the sentence.
-        while j > bodyStart, [".", ",", ";", ":", "!", "?", ")", "'", "\""].contains(scalars[j - 1]) { j -= 1 }
+        while j > bodyStart, isTrailingPunctuation(scalars[j - 1]) { j -= 1 }
         guard j > bodyStart else { return nil }
         return j - i
     }
 
     func email(at i: Int, end: Int) -> Int? {
         var j = i
-        while j < end, isASCIIAlphanumeric(scalars[j]) || [".", "_", "%", "+", "-"].contains(scalars[j]) { j += 1 }
+        while j < end, isASCIIAlphanumeric(scalars[j]) || scalars[j] == "." || scalars[j] == "_" || scalars[j] == "%"
+                || scalars[j] == "+" || scalars[j] == "-" { j += 1 }
         guard j > i, j < end, scalars[j] == "@" else { return nil }
         j += 1
         let domainStart = j
@@ -442,11 +513,24 @@ private struct Scan {
         i == 0 || !(isASCIIAlphanumeric(scalars[i - 1]) || scalars[i - 1] == "." || scalars[i - 1] == "_")
     }
 
-    func hasPrefix(_ prefix: String, at i: Int, end: Int) -> Bool {
-        var j = i
-        for p in prefix.unicodeScalars {
-            guard j < end, scalars[j] == p || (isASCIILetter(p) && scalars[j].value | 0x20 == p.value | 0x20) else { return false }
-            j += 1
+    /// Whether the bytes in `range` are exactly `word`.
+    func equals(_ range: Range<Int>, _ word: StaticString) -> Bool {
+        guard range.count == word.utf8CodeUnitCount else { return false }
+        var k = 0
+        for j in range {
+            guard scalars.bytes[j] == word.utf8Start[k] else { return false }
+            k += 1
+        }
+        return true
+    }
+
+    /// Whether `prefix` (ASCII; letters compared without case) starts at `i`.
+    func hasPrefix(_ prefix: StaticString, at i: Int, end: Int) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard end - i >= count else { return false }
+        for k in 0..<count {
+            let p = prefix.utf8Start[k], c = scalars.bytes[i + k]
+            guard c == p || (isASCIILetter(Unicode.Scalar(p)) && c | 0x20 == p | 0x20) else { return false }
         }
         return true
     }
@@ -461,9 +545,12 @@ private struct Scan {
     func isDigit(_ c: Unicode.Scalar) -> Bool { c.value >= 0x30 && c.value <= 0x39 }
     func isASCIILetter(_ c: Unicode.Scalar) -> Bool { (c.value | 0x20) >= 0x61 && (c.value | 0x20) <= 0x7A }
     func isASCIIAlphanumeric(_ c: Unicode.Scalar) -> Bool { isDigit(c) || isASCIILetter(c) }
-    func isIdentifier(_ c: Unicode.Scalar) -> Bool { isASCIIAlphanumeric(c) || c == "_" || (c.value > 0x7F && c.properties.isAlphabetic) }
+    func isIdentifier(_ c: Unicode.Scalar) -> Bool { Scan.isNameByte(c) }
+    func isTrailingPunctuation(_ c: Unicode.Scalar) -> Bool {
+        switch c { case ".", ",", ";", ":", "!", "?", ")", "'", "\"": true; default: false }
+    }
     func isURLScalar(_ c: Unicode.Scalar) -> Bool {
         guard c.value > 0x20, c.value < 0x7F else { return false }
-        return !["<", ">", "\"", "{", "}", "|", "\\", "^", "`", " "].contains(c)
+        switch c { case "<", ">", "\"", "{", "}", "|", "\\", "^", "`", " ": return false; default: return true }
     }
 }

@@ -85,92 +85,190 @@ public struct PseudoLocalizer: Sendable {
 
     /// Transforms `text`, escaped per `style`. `key` and `table` are used by
     /// the show-keys mode.
+    ///
+    /// Works on the UTF-8 bytes in one pass per step (scan, build, re-scan to
+    /// check): the syntax is ASCII, and only the scalars next to a letter or
+    /// between words are decoded.
     public func transform(_ text: String, style: EscapeStyle = .none, key: String? = nil, table: String? = nil) -> PseudoResult {
-        guard !modes.isEmpty, text.count > 1 else { return PseudoResult(text: text) }
+        guard !modes.isEmpty, !Self.isAtMostOneCharacter(text) else { return PseudoResult(text: text) }
         let scanner = PlaceholderScanner(style: style)
-        let base = Self.removingMarkers(text)
-        let pieces = scanner.pieces(base)
-        let expected = pieces.filter(Self.isPlaceholder)
-
-        var output: String
-        if modes.contains(.showKeys), let key {
-            output = showKey(key, table: table, placeholders: expected, scanner: scanner)
-        } else {
-            output = body(pieces)
+        var base = Array(text.utf8)
+        Self.removeMarkers(&base)
+        var out: [UInt8] = []
+        let expected: [PlaceholderScanner.Span] = base.withUnsafeBufferPointer { input in
+            let spans = scanner.spans(input)
+            out.reserveCapacity(input.count * 3 + 32)
+            if modes.contains(.boundaries) { out.append(contentsOf: Self.openBytes) }
+            if modes.contains(.showKeys), let key {
+                appendKey(key, table: table, spans: spans, input: input, scanner: scanner, to: &out)
+            } else {
+                appendBody(spans, input: input, to: &out)
+            }
+            if modes.contains(.boundaries) { out.append(contentsOf: Self.closeBytes) }
+            return spans.filter { $0.kind.isPlaceholder }
         }
-        if modes.contains(.boundaries) { output = Self.open + output + Self.close }
-
-        let found = scanner.pieces(output).filter(Self.isPlaceholder)
-        guard found == expected else {
-            let before = expected.map(\.text).joined(separator: " "), after = found.map(\.text).joined(separator: " ")
+        let unchanged: Bool = base.withUnsafeBufferPointer { input in
+            out.withUnsafeBufferPointer { output in
+                Self.samePlaceholders(expected, in: input, as: scanner.spans(output).filter { $0.kind.isPlaceholder }, in: output)
+            }
+        }
+        guard unchanged else {
+            let before = scanner.placeholders(String(decoding: base, as: UTF8.self)).map(\.text).joined(separator: " ")
+            let after = scanner.placeholders(String(decoding: out, as: UTF8.self)).map(\.text).joined(separator: " ")
             return PseudoResult(text: text, problem: "placeholders would change from [\(before)] to [\(after)]")
         }
-        return PseudoResult(text: output)
+        return PseudoResult(text: String(decoding: out, as: UTF8.self))
     }
 
-    static func isPlaceholder(_ piece: PlaceholderScanner.Piece) -> Bool {
-        piece.kind != .text && piece.kind != .escape && piece.kind != .quoted
-    }
-
-    /// Accents, pads and wraps the text pieces; keeps every other piece.
-    private func body(_ pieces: [PlaceholderScanner.Piece]) -> String {
-        var parts = pieces
-        if modes.contains(.accented) {
-            for i in parts.indices where parts[i].kind == .text { parts[i].text = accent(parts[i].text) }
+    /// Accents, pads and wraps the text; copies every other piece.
+    private func appendBody(_ spans: [PlaceholderScanner.Span], input: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let accents = modes.contains(.accented) ? (accentMap == .full ? Self.fullBytes : Self.consonantBytes) : nil
+        let rtl = modes.contains(.rightToLeft)
+        var visible = 0
+        for span in spans {
+            switch span.kind {
+            case .text:
+                visible += Self.appendText(input, span.range, accents: accents, rtl: rtl, to: &out)
+            case .brace where rtl:
+                // As AOSP's ar-XB: a {name} argument shows right to left too.
+                out.append(contentsOf: Self.rtlOpenBytes)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: input[span.range]))
+                out.append(contentsOf: Self.rtlCloseBytes)
+            case .entity, .escape:
+                visible += 1
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: input[span.range]))
+            default:
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: input[span.range]))
+            }
         }
         if modes.contains(.lengthened) {
-            let visible = parts.reduce(0) { count, piece in
-                switch piece.kind {
-                case .text: count + piece.text.count
-                case .entity, .escape: count + 1
-                default: count
-                }
-            }
-            let padding = Self.paddingLength(forVisibleLength: visible)
-            if padding > 0 {
-                var pad = String(Self.paddingMark)
-                pad.unicodeScalars.append(contentsOf: Self.padding(padding))
-                parts.append(.init(.text, pad))
+            let count = Self.paddingLength(forVisibleLength: visible)
+            if count > 0 {
+                out.append(contentsOf: Self.paddingMarkBytes)
+                let pad = Self.paddingBytes(count)
+                pad.withUnsafeBufferPointer { _ = Self.appendText($0, 0..<$0.count, accents: nil, rtl: rtl, to: &out) }
             }
         }
-        if modes.contains(.rightToLeft) {
-            for i in parts.indices {
-                switch parts[i].kind {
-                case .text: parts[i].text = Self.wrapWords(parts[i].text)
-                // As AOSP's ar-XB: a {name} argument shows right to left too.
-                case .brace: parts[i].text = Self.rtlOpen + parts[i].text + Self.rtlClose
-                default: break
-                }
-            }
-        }
-        return parts.map(\.text).joined()
     }
 
-    private func showKey(_ key: String, table: String?, placeholders: [PlaceholderScanner.Piece],
-                         scanner: PlaceholderScanner) -> String {
-        let label = (table.map { $0 + ":" } ?? "") + key
+    /// Copies text bytes, accenting single-letter clusters and wrapping
+    /// words for right to left; returns the number of visible characters.
+    @inline(__always)
+    private static func appendText(_ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, accents: [[UInt8]]?, rtl: Bool,
+                                   to out: inout [UInt8]) -> Int {
+        var visible = 0
+        var inWord = false
+        var i = range.lowerBound
+        let end = range.upperBound
+        while i < end {
+            let byte = input[i]
+            let length = byte < 0x80 ? 1 : byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : 4
+            let next = min(i + length, end)
+            var separator: Bool
+            var extender = false
+            if byte < 0x80 {
+                separator = byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
+            } else {
+                let scalar = decode(input, i, next)
+                separator = scalar == paddingMark || scalar.properties.isWhitespace
+                extender = isGraphemeExtender(scalar)
+            }
+            if rtl {
+                if separator, inWord { out.append(contentsOf: rtlCloseBytes); inWord = false }
+                if !separator, !inWord, !extender { out.append(contentsOf: rtlOpenBytes); inWord = true }
+            }
+            if !extender { visible += 1 }
+            if byte < 0x80, let accents, !accents[Int(byte)].isEmpty, !(next < end && startsExtender(input, next, end)) {
+                out.append(contentsOf: accents[Int(byte)])
+            } else {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: input[i..<next]))
+            }
+            i = next
+        }
+        if rtl, inWord { out.append(contentsOf: rtlCloseBytes) }
+        return visible
+    }
+
+    /// The scalar whose UTF-8 bytes are `input[start..<end]`.
+    @inline(__always)
+    static func decode(_ input: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Unicode.Scalar {
+        var value = UInt32(input[start])
+        switch end - start {
+        case 2: value &= 0x1F
+        case 3: value &= 0x0F
+        case 4: value &= 0x07
+        default: break
+        }
+        var j = start + 1
+        while j < end {
+            value = value << 6 | UInt32(input[j] & 0x3F)
+            j += 1
+        }
+        return Unicode.Scalar(value) ?? "\u{FFFD}"
+    }
+
+    /// Whether a scalar joins the cluster before it: combining marks, ZWJ,
+    /// variation selectors, emoji skin tones.
+    static func isGraphemeExtender(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        if v < 0x300 { return false }
+        if v == 0x200D || (0xFE00...0xFE0F).contains(v) || (0x1F3FB...0x1F3FF).contains(v) || (0xE0100...0xE01EF).contains(v) { return true }
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return true
+        default: return false
+        }
+    }
+
+    /// Whether the scalar starting at `i` joins the cluster before it.
+    @inline(__always)
+    static func startsExtender(_ input: UnsafeBufferPointer<UInt8>, _ i: Int, _ end: Int) -> Bool {
+        let byte = input[i]
+        // Every extender is at or above U+0300 (UTF-8 lead byte 0xCC).
+        guard byte >= 0xCC else { return false }
+        let length = byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : 4
+        return isGraphemeExtender(decode(input, i, min(i + length, end)))
+    }
+
+    private func appendKey(_ key: String, table: String?, spans: [PlaceholderScanner.Span], input: UnsafeBufferPointer<UInt8>,
+                           scanner: PlaceholderScanner, to out: inout [UInt8]) {
+        let label = Array(((table.map { $0 + ":" } ?? "") + key).utf8)
+        let placeholders = spans.filter { $0.kind.isPlaceholder }
+        out.append(contentsOf: label)
         // The string's placeholders follow the key, so formatting it still
         // consumes the same arguments.
-        let keyPlaceholders = scanner.pieces(label).filter(Self.isPlaceholder)
-        if keyPlaceholders == placeholders || placeholders.isEmpty { return label }
-        return label + " " + placeholders.map(\.text).joined(separator: " ")
+        let labelMatches = label.withUnsafeBufferPointer { l in
+            Self.samePlaceholders(placeholders, in: input, as: scanner.spans(l).filter { $0.kind.isPlaceholder }, in: l)
+        }
+        guard !placeholders.isEmpty, !labelMatches else { return }
+        for span in placeholders {
+            out.append(0x20)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: input[span.range]))
+        }
     }
+
+    static func samePlaceholders(_ a: [PlaceholderScanner.Span], in aBytes: UnsafeBufferPointer<UInt8>,
+                                 as b: [PlaceholderScanner.Span], in bBytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) {
+            guard x.kind == y.kind, x.range.count == y.range.count,
+                  UnsafeBufferPointer(rebasing: aBytes[x.range]).elementsEqual(UnsafeBufferPointer(rebasing: bBytes[y.range])) else { return false }
+        }
+        return true
+    }
+
+    /// "" or one grapheme cluster (an access key, a lone "%").
+    static func isAtMostOneCharacter(_ text: String) -> Bool {
+        if text.utf8.count <= 1 { return true }
+        var characters = text.makeIterator()
+        _ = characters.next()
+        return characters.next() == nil
+    }
+
+    static let openBytes = Array(open.utf8), closeBytes = Array(close.utf8)
+    static let rtlOpenBytes = Array(rtlOpen.utf8), rtlCloseBytes = Array(rtlClose.utf8)
+    static let paddingMarkBytes = Array(String(paddingMark).utf8)
 
     // MARK: accents
-
-    private func accent(_ text: String) -> String {
-        let map = accentMap == .full ? Self.fullMap : Self.consonantMap
-        var out = String.UnicodeScalarView()
-        for character in text {
-            let scalars = character.unicodeScalars
-            if scalars.count == 1, let scalar = scalars.first, scalar.isASCII, let mapped = map[scalar] {
-                out.append(mapped)
-            } else {
-                out.append(contentsOf: scalars)
-            }
-        }
-        return String(out)
-    }
 
     /// The full map: AOSP Pseudolocalizer's en-XA accents, except that q, v,
     /// F, Q and V (ASCII or missing there) get accented forms, so that every
@@ -194,6 +292,14 @@ public struct PseudoLocalizer: Sendable {
     static let fullMap: [Unicode.Scalar: Unicode.Scalar] = Dictionary(uniqueKeysWithValues: fullMapTable)
     static let consonantMap: [Unicode.Scalar: Unicode.Scalar] = fullMap.filter { key, _ in
         key.properties.isAlphabetic && !"aeiouyAEIOUY".unicodeScalars.contains(key)
+    }
+
+    /// The maps as UTF-8 replacements indexed by ASCII byte ([] for none).
+    static let fullBytes = byteTable(fullMap)
+    static let consonantBytes = byteTable(consonantMap)
+
+    private static func byteTable(_ map: [Unicode.Scalar: Unicode.Scalar]) -> [[UInt8]] {
+        (0..<128).map { byte in map[Unicode.Scalar(UInt8(byte))].map { Array(String($0).utf8) } ?? [] }
     }
 
     // MARK: length
@@ -228,58 +334,44 @@ public struct PseudoLocalizer: Sendable {
         return (visible * percent + 99) / 100 - visible
     }
 
-    // MARK: right to left
-
-    /// Wraps each run of non-space characters in RLM RLO ... PDF RLM.
-    static func wrapWords(_ text: String) -> String {
-        var out = ""
-        var word = ""
-        for character in text {
-            // The padding mark stays outside the wrapping, like white space.
-            if character.isWhitespace || character == Character(paddingMark) {
-                if !word.isEmpty { out += rtlOpen + word + rtlClose; word = "" }
-                out.append(character)
-            } else {
-                word.append(character)
-            }
-        }
-        if !word.isEmpty { out += rtlOpen + word + rtlClose }
-        return out
-    }
-
     // MARK: markers
 
-    /// `text` without the brackets, padding and bidi wrapping a previous
-    /// transform added.
-    static func removingMarkers(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0 == paddingMark || $0 == "\u{202E}" }) else { return text }
-        var scalars = Array(text.unicodeScalars)
-        // Bidi wrapping: RLM RLO ... PDF RLM.
-        if scalars.contains("\u{202E}") {
-            var kept: [Unicode.Scalar] = []
+    /// Removes the brackets, padding and bidi wrapping a previous transform
+    /// added, so a second pass gives the first pass's result.
+    static func removeMarkers(_ bytes: inout [UInt8]) {
+        // Every marker contains U+2060 (E2 81 A0) or RLO (E2 80 AE).
+        guard bytes.contains(0xE2) else { return }
+        let rlm: [UInt8] = [0xE2, 0x80, 0x8F], rlo: [UInt8] = [0xE2, 0x80, 0xAE], pdf: [UInt8] = [0xE2, 0x80, 0xAC]
+        func matches(_ i: Int, _ pattern: [UInt8]) -> Bool {
+            i + pattern.count <= bytes.count && bytes[i..<(i + pattern.count)].elementsEqual(pattern)
+        }
+        if (0..<bytes.count).contains(where: { matches($0, rlo) }) {
+            var kept: [UInt8] = []
+            kept.reserveCapacity(bytes.count)
             var i = 0
-            while i < scalars.count {
-                if i + 1 < scalars.count,
-                   (scalars[i] == "\u{200F}" && scalars[i + 1] == "\u{202E}") || (scalars[i] == "\u{202C}" && scalars[i + 1] == "\u{200F}") {
-                    i += 2
+            while i < bytes.count {
+                if (matches(i, rlm) && matches(i + 3, rlo)) || (matches(i, pdf) && matches(i + 3, rlm)) {
+                    i += 6
                     continue
                 }
-                kept.append(scalars[i])
+                kept.append(bytes[i])
                 i += 1
             }
-            scalars = kept
+            bytes = kept
         }
-        let open = Array(Self.open.unicodeScalars), close = Array(Self.close.unicodeScalars)
-        if scalars.count >= open.count + close.count, Array(scalars.prefix(open.count)) == open, Array(scalars.suffix(close.count)) == close {
-            scalars = Array(scalars[open.count..<(scalars.count - close.count)])
+        if bytes.count >= openBytes.count + closeBytes.count, bytes.starts(with: openBytes), bytes.reversed().starts(with: closeBytes.reversed()) {
+            bytes = Array(bytes[openBytes.count..<(bytes.count - closeBytes.count)])
         }
         // Padding: the mark, then only padding letters to the end.
-        if let mark = scalars.lastIndex(of: paddingMark),
-           scalars[(mark + 1)...].allSatisfy({ $0 == " " || ("a"..."z").contains($0) }) {
-            scalars.removeSubrange(mark...)
+        var i = bytes.count - 1
+        while i >= 0, bytes[i] == 0x20 || (bytes[i] >= 0x61 && bytes[i] <= 0x7A) { i -= 1 }
+        if i >= 2, bytes[(i - 2)...i].elementsEqual(paddingMarkBytes) {
+            bytes.removeSubrange((i - 2)...)
         }
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: scalars)
-        return String(view)
+    }
+
+    /// The padding as UTF-8 bytes (all ASCII).
+    static func paddingBytes(_ count: Int) -> [UInt8] {
+        padding(count).map { UInt8($0.value) }
     }
 }

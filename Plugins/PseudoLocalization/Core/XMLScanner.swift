@@ -260,14 +260,14 @@ private struct XMLReader {
             }
             let open = i
             i += 1
-            var value = ""
+            var value: [UInt8] = []
             while i < t.count && t[i] != q {
                 if t[i] == Ch.lt { throw err(i, "'<' is not allowed in the value of the attribute \(attrName)") }
                 if t[i] == Ch.amp {
-                    value += try reference()
+                    value.append(contentsOf: try reference().utf8)
                 } else {
                     guard XMLReader.isAllowedChar(t[i]) else { throw err(i, "control character U+\(hex(t[i])) in an attribute value") }
-                    value.unicodeScalars.append(t.s[i])
+                    CatalogUTF8.append(t.s[i].value, to: &value)
                     i += 1
                 }
             }
@@ -276,7 +276,7 @@ private struct XMLReader {
             if attributes.contains(where: { $0.name == attrName }) {
                 throw err(attrStart, "duplicate attribute \(attrName) in <\(name)>")
             }
-            attributes.append(XMLAttribute(name: attrName, value: value, start: attrStart))
+            attributes.append(XMLAttribute(name: attrName, value: String(decoding: value, as: UTF8.self), start: attrStart))
         }
         let contentStart = i
         var children: [XMLNode] = []
@@ -356,6 +356,9 @@ extension SourceText {
 
     /// `r` with the (already checked) references resolved.
     func decodeXMLReferences(_ r: Range<Int>) -> String {
+        var k = r.lowerBound
+        while k < r.upperBound && s[k].value != Ch.amp { k += 1 }
+        if k == r.upperBound { return string(r) }
         var out = String.UnicodeScalarView()
         var i = r.lowerBound
         while i < r.upperBound {

@@ -1,0 +1,441 @@
+// A small strict XML 1.0 reader for UI dumps (uiautomator, Appium /
+// WebDriverAgent page sources). It works on UTF-8 bytes and builds a tree of
+// elements with their attributes; character data is checked but not kept
+// (the dumps carry everything in attributes).
+//
+// Accepted: elements, self-closing tags, attributes quoted with " or ', the
+// five predefined entities (&lt; &gt; &amp; &quot; &apos;), decimal and
+// hexadecimal character references, comments, processing instructions (the
+// <?xml ...?> declaration first of all), CDATA sections, a UTF-8 byte order
+// mark. Refused, with the line and column (columns count characters, from 1):
+// empty input, invalid UTF-8 or control characters, mismatched or unclosed
+// tags, unknown entities or '&' without ';', attributes without a value or
+// without quotes, duplicate attributes, '<' in an attribute value, text or a
+// second element after the root, text before the root, DOCTYPE (dumps have
+// none), nesting deeper than `maximumDepth`. Namespaces are not interpreted
+// (`a:b` is just a name).
+
+enum DumpXML {
+    /// Deeper documents are refused (the layout reader stops at the same depth).
+    static let maximumDepth = LayoutJSON.maximumReadDepth
+
+    struct Node: Sendable {
+        var name: String
+        /// In document order, references resolved, attribute-value
+        /// normalisation applied (a literal tab or line break becomes a space).
+        var attributes: [(name: String, value: String)]
+        var children: [Node]
+        /// Byte offset of the `<` of the start tag.
+        var offset: Int
+
+        func attribute(_ name: String) -> String? {
+            attributes.first { $0.name == name }?.value
+        }
+    }
+
+    struct Document: Sendable {
+        var root: Node
+        /// Byte offsets where each line starts (for positions in messages).
+        fileprivate var lineStarts: [Int]
+        fileprivate var bytes: [UInt8]
+
+        /// The 1-based line and column (in characters) of a byte offset.
+        func position(of offset: Int) -> (line: Int, column: Int) {
+            DumpXML.position(of: offset, lineStarts: lineStarts, bytes: bytes)
+        }
+
+        func line(of node: Node) -> Int { position(of: node.offset).line }
+    }
+
+    static func parse(_ bytes: [UInt8]) throws(LayoutError) -> Document {
+        var reader = Reader(bytes: bytes)
+        let root = try reader.document()
+        return Document(root: root, lineStarts: reader.lineStarts, bytes: bytes)
+    }
+
+    fileprivate static func position(of offset: Int, lineStarts: [Int], bytes: [UInt8]) -> (line: Int, column: Int) {
+        // The last line start at or before the offset.
+        var low = 0, high = lineStarts.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if lineStarts[mid] <= offset { low = mid } else { high = mid - 1 }
+        }
+        var column = 1
+        var i = lineStarts[low]
+        let end = min(offset, bytes.count)
+        while i < end {
+            if bytes[i] & 0xC0 != 0x80 { column += 1 }
+            i += 1
+        }
+        return (low + 1, column)
+    }
+}
+
+private struct Reader {
+    let bytes: [UInt8]
+    var i = 0
+    var lineStarts: [Int] = [0]
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    // MARK: Errors
+
+    func position(_ offset: Int) -> (line: Int, column: Int) {
+        DumpXML.position(of: offset, lineStarts: lineStarts, bytes: bytes)
+    }
+
+    func error(at offset: Int, _ message: String) -> LayoutError {
+        let p = position(offset)
+        return LayoutError("XML line \(p.line), column \(p.column): \(message)")
+    }
+
+    func describe(_ offset: Int) -> String {
+        let p = position(offset)
+        return "line \(p.line), column \(p.column)"
+    }
+
+    // MARK: Bytes
+
+    var atEnd: Bool { i >= bytes.count }
+
+    func peek(_ ahead: Int = 0) -> UInt8? {
+        i + ahead < bytes.count ? bytes[i + ahead] : nil
+    }
+
+    func startsWith(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard i + count <= bytes.count else { return false }
+        return literal.withUTF8Buffer { buffer in
+            for k in 0..<count where bytes[i + k] != buffer[k] { return false }
+            return true
+        }
+    }
+
+    static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+
+    /// Bytes >= 0x80 (parts of non-ASCII characters) are accepted in names.
+    static func isNameStart(_ b: UInt8) -> Bool {
+        (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x3A || b >= 0x80
+    }
+
+    static func isNameChar(_ b: UInt8) -> Bool {
+        isNameStart(b) || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2E
+    }
+
+    static func isXMLChar(_ c: UInt32) -> Bool {
+        c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF)
+    }
+
+    mutating func skipSpace() {
+        while let b = peek(), Reader.isSpace(b) { i += 1 }
+    }
+
+    /// Checks the whole input is UTF-8 made of XML characters and records
+    /// where lines start (CR LF, CR and LF each end a line).
+    mutating func scanLines() throws(LayoutError) {
+        var k = 0
+        while k < bytes.count {
+            let b = bytes[k]
+            if b < 0x80 {
+                if b == 0x0A {
+                    lineStarts.append(k + 1)
+                } else if b == 0x0D {
+                    if k + 1 < bytes.count, bytes[k + 1] == 0x0A { k += 1 }
+                    lineStarts.append(k + 1)
+                } else if b < 0x20 && b != 0x09 {
+                    throw error(at: k, "control character U+\(hex(UInt32(b))) is not allowed in XML")
+                }
+                k += 1
+                continue
+            }
+            let length: Int, initial: UInt32
+            switch b {
+            case 0xC2...0xDF: length = 2; initial = UInt32(b & 0x1F)
+            case 0xE0...0xEF: length = 3; initial = UInt32(b & 0x0F)
+            case 0xF0...0xF4: length = 4; initial = UInt32(b & 0x07)
+            default: throw error(at: k, "invalid UTF-8 (byte 0x\(hex(UInt32(b))))")
+            }
+            guard k + length <= bytes.count else { throw error(at: k, "invalid UTF-8 (truncated character at the end)") }
+            var scalar = initial
+            for n in 1..<length {
+                let c = bytes[k + n]
+                guard c & 0xC0 == 0x80 else { throw error(at: k, "invalid UTF-8 (byte 0x\(hex(UInt32(c))) inside a character)") }
+                scalar = scalar << 6 | UInt32(c & 0x3F)
+            }
+            let minimum: UInt32 = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000
+            guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else {
+                throw error(at: k, "invalid UTF-8 (overlong or out-of-range character)")
+            }
+            guard Reader.isXMLChar(scalar) else { throw error(at: k, "character U+\(hex(scalar)) is not allowed in XML") }
+            k += length
+        }
+    }
+
+    func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return digits.count < 4 ? String(repeating: "0", count: 4 - digits.count) + digits : digits
+    }
+
+    // MARK: Document
+
+    mutating func document() throws(LayoutError) -> DumpXML.Node {
+        try scanLines()
+        if startsWith("\u{FEFF}") { i += 3 }
+        let contentStart = i
+        skipSpace()
+        guard !atEnd else { throw error(at: i, "empty input (no root element)") }
+
+        // Prolog: the declaration, comments, processing instructions.
+        while true {
+            skipSpace()
+            guard !atEnd else { throw error(at: i, "no root element") }
+            if startsWith("<?") {
+                let start = i
+                try instruction()
+                if isDeclaration(at: start), start != contentStart {
+                    throw error(at: start, "the <?xml ...?> declaration must come first in the input")
+                }
+            } else if startsWith("<!--") {
+                try comment()
+            } else if startsWith("<!DOCTYPE") {
+                throw error(at: i, "DOCTYPE is not supported")
+            } else if peek() == UInt8(ascii: "<") {
+                break
+            } else {
+                throw error(at: i, "text before the root element")
+            }
+        }
+
+        let root = try element()
+
+        // After the root: only space, comments and processing instructions.
+        while true {
+            skipSpace()
+            if atEnd { break }
+            if startsWith("<!--") {
+                try comment()
+            } else if startsWith("<?") {
+                let start = i
+                try instruction()
+                if isDeclaration(at: start) { throw error(at: start, "the <?xml ...?> declaration must come first in the input") }
+            } else if peek() == UInt8(ascii: "<") {
+                throw error(at: i, "a second element after the root element <\(root.name)>")
+            } else {
+                throw error(at: i, "text after the root element <\(root.name)>")
+            }
+        }
+        return root
+    }
+
+    func isDeclaration(at offset: Int) -> Bool {
+        guard offset + 5 < bytes.count else { return false }
+        let target = bytes[(offset + 2)..<(offset + 5)].map { $0 | 0x20 }
+        return target == Array("xml".utf8) && (Reader.isSpace(bytes[offset + 5]) || bytes[offset + 5] == UInt8(ascii: "?"))
+    }
+
+    mutating func instruction() throws(LayoutError) {
+        let start = i
+        i += 2
+        guard let b = peek(), Reader.isNameStart(b) else { throw error(at: i, "expected a processing instruction name after '<?'") }
+        while !atEnd {
+            if startsWith("?>") { i += 2; return }
+            i += 1
+        }
+        throw error(at: start, "unterminated processing instruction (no '?>')")
+    }
+
+    mutating func comment() throws(LayoutError) {
+        let start = i
+        i += 4
+        while !atEnd {
+            if startsWith("--") {
+                guard peek(2) == UInt8(ascii: ">") else { throw error(at: i, "'--' is not allowed inside a comment") }
+                i += 3
+                return
+            }
+            i += 1
+        }
+        throw error(at: start, "unterminated comment (no '-->')")
+    }
+
+    mutating func cdata() throws(LayoutError) {
+        let start = i
+        i += 9
+        while !atEnd {
+            if startsWith("]]>") { i += 3; return }
+            i += 1
+        }
+        throw error(at: start, "unterminated CDATA section (no ']]>')")
+    }
+
+    mutating func name(what: String) throws(LayoutError) -> String {
+        let start = i
+        guard let b = peek(), Reader.isNameStart(b) else {
+            if let b = peek() {
+                throw error(at: i, "expected \(what), found \(b < 0x80 ? "'\(Character(Unicode.Scalar(b)))'" : "a non-name character")")
+            }
+            throw error(at: i, "expected \(what), found the end of the input")
+        }
+        i += 1
+        while let b = peek(), Reader.isNameChar(b) { i += 1 }
+        return String(decoding: bytes[start..<i], as: UTF8.self)
+    }
+
+    /// An entity or character reference at `&`; returns the character.
+    mutating func reference() throws(LayoutError) -> String {
+        let start = i
+        i += 1
+        var end = i
+        while end < bytes.count, end - i < 12, bytes[end] != UInt8(ascii: ";"),
+              Reader.isNameChar(bytes[end]) || bytes[end] == UInt8(ascii: "#") { end += 1 }
+        guard end < bytes.count, bytes[end] == UInt8(ascii: ";"), end > i else {
+            throw error(at: start, "'&' must start a reference such as &amp; &lt; &gt; &quot; &apos; or &#...; (write '&amp;' for '&')")
+        }
+        let body = String(decoding: bytes[i..<end], as: UTF8.self)
+        i = end + 1
+        switch body {
+        case "lt": return "<"
+        case "gt": return ">"
+        case "amp": return "&"
+        case "quot": return "\""
+        case "apos": return "'"
+        default: break
+        }
+        if body.hasPrefix("#") {
+            let digits = body.dropFirst()
+            let value: UInt32?
+            if digits.hasPrefix("x") {
+                let hexDigits = digits.dropFirst()
+                value = hexDigits.allSatisfy(\.isHexDigit) ? UInt32(hexDigits, radix: 16) : nil
+            } else {
+                value = digits.allSatisfy({ $0.isASCII && $0.isNumber }) ? UInt32(digits, radix: 10) : nil
+            }
+            guard let value, Reader.isXMLChar(value), let scalar = Unicode.Scalar(value) else {
+                throw error(at: start, "&\(body); is not a valid character reference")
+            }
+            return String(Character(scalar))
+        }
+        throw error(at: start, "unknown entity &\(body); (only &amp; &lt; &gt; &quot; &apos; and character references are defined)")
+    }
+
+    /// A start tag at `<`. Returns the node (without children) and whether
+    /// it closed itself.
+    mutating func startTag() throws(LayoutError) -> (DumpXML.Node, selfClosing: Bool) {
+        let start = i
+        i += 1
+        let tagName = try name(what: "an element name after '<'")
+        var attributes: [(name: String, value: String)] = []
+        while true {
+            let hadSpace = peek().map(Reader.isSpace) ?? false
+            skipSpace()
+            guard let b = peek() else { throw error(at: start, "unterminated start tag <\(tagName) (no '>')") }
+            if b == UInt8(ascii: ">") {
+                i += 1
+                return (DumpXML.Node(name: tagName, attributes: attributes, children: [], offset: start), false)
+            }
+            if b == UInt8(ascii: "/") {
+                guard peek(1) == UInt8(ascii: ">") else { throw error(at: i, "expected '/>' or '>' to end the start tag <\(tagName)>") }
+                i += 2
+                return (DumpXML.Node(name: tagName, attributes: attributes, children: [], offset: start), true)
+            }
+            guard hadSpace else { throw error(at: i, "expected a space before the next attribute in <\(tagName)>") }
+            let attributeStart = i
+            let attributeName = try name(what: "an attribute name or '>' in <\(tagName)>")
+            skipSpace()
+            guard peek() == UInt8(ascii: "=") else {
+                throw error(at: attributeStart, "attribute \(attributeName) of <\(tagName)> has no value (expected \(attributeName)=\"...\")")
+            }
+            i += 1
+            skipSpace()
+            guard let quote = peek(), quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else {
+                throw error(at: i, "the value of attribute \(attributeName) of <\(tagName)> is not in quotes")
+            }
+            i += 1
+            var value: [UInt8] = []
+            while true {
+                guard let c = peek() else { throw error(at: attributeStart, "unterminated value of attribute \(attributeName) (no closing quote)") }
+                if c == quote { i += 1; break }
+                switch c {
+                case UInt8(ascii: "<"):
+                    throw error(at: i, "'<' is not allowed in the value of attribute \(attributeName) (write '&lt;')")
+                case UInt8(ascii: "&"):
+                    let resolved = try reference()
+                    value.append(contentsOf: resolved.utf8)
+                case 0x0D:
+                    value.append(0x20)
+                    i += 1
+                    if peek() == 0x0A { i += 1 }
+                case 0x09, 0x0A:
+                    value.append(0x20)
+                    i += 1
+                default:
+                    value.append(c)
+                    i += 1
+                }
+            }
+            if attributes.contains(where: { $0.name == attributeName }) {
+                throw error(at: attributeStart, "attribute \(attributeName) appears twice in <\(tagName)>")
+            }
+            attributes.append((attributeName, String(decoding: value, as: UTF8.self)))
+        }
+    }
+
+    /// The root element and everything in it, without recursion.
+    mutating func element() throws(LayoutError) -> DumpXML.Node {
+        var stack: [DumpXML.Node] = []
+        var finished: DumpXML.Node?
+
+        func close(_ node: DumpXML.Node, into stack: inout [DumpXML.Node], finished: inout DumpXML.Node?) {
+            if stack.isEmpty { finished = node } else { stack[stack.count - 1].children.append(node) }
+        }
+
+        let (first, firstClosed) = try startTag()
+        if firstClosed { return first }
+        stack.append(first)
+
+        while finished == nil {
+            guard let b = peek() else {
+                let open = stack[stack.count - 1]
+                throw error(at: open.offset, "<\(open.name)> is never closed (the input ends at \(describe(bytes.count)))")
+            }
+            if b == UInt8(ascii: "<") {
+                if startsWith("</") {
+                    let endStart = i
+                    i += 2
+                    let endName = try name(what: "an element name after '</'")
+                    skipSpace()
+                    guard peek() == UInt8(ascii: ">") else { throw error(at: i, "expected '>' to end the end tag </\(endName)") }
+                    i += 1
+                    let open = stack.removeLast()
+                    guard open.name == endName else {
+                        throw error(at: endStart, "end tag </\(endName)> does not match <\(open.name)> opened at \(describe(open.offset))")
+                    }
+                    close(open, into: &stack, finished: &finished)
+                } else if startsWith("<!--") {
+                    try comment()
+                } else if startsWith("<![CDATA[") {
+                    try cdata()
+                } else if startsWith("<?") {
+                    let start = i
+                    try instruction()
+                    if isDeclaration(at: start) { throw error(at: start, "the <?xml ...?> declaration must come first in the input") }
+                } else if startsWith("<!") {
+                    throw error(at: i, "unexpected markup '<!' (only comments and CDATA are allowed in content)")
+                } else {
+                    guard stack.count < DumpXML.maximumDepth else {
+                        throw error(at: i, "elements nested more than \(DumpXML.maximumDepth) levels")
+                    }
+                    let (node, selfClosing) = try startTag()
+                    if selfClosing { close(node, into: &stack, finished: &finished) } else { stack.append(node) }
+                }
+            } else if b == UInt8(ascii: "&") {
+                _ = try reference()
+            } else if b == UInt8(ascii: ">"), i >= 2, bytes[i - 1] == UInt8(ascii: "]"), bytes[i - 2] == UInt8(ascii: "]") {
+                throw error(at: i - 2, "']]>' is not allowed in text")
+            } else {
+                i += 1
+            }
+        }
+        return finished!
+    }
+}
