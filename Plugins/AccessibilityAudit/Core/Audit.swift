@@ -106,7 +106,7 @@ public struct AuditReport: Sendable {
 
     public func text() -> String {
         var out = "Accessibility audit of \(screen.name.map { "\"\($0)\"" } ?? "a screen") (\(screen.origin), "
-            + "\(Format.number(screen.size.width)) × \(Format.number(screen.size.height)) pt @\(Format.number(screen.scale))x"
+            + "\(Format.number(screen.size.width)) × \(Format.number(screen.size.height)) pt @\(Format.fixed(screen.scale, 3).trimmingZeros)x"
             + "\(screenshotUsed ? ", with screenshot" : "")) at \(time)\n"
         out += "Checks: \(checks.map(\.check.rawValue).joined(separator: ", "))\n"
         out += "Walked \(walkedElements) of \(totalElements) elements"
@@ -116,7 +116,8 @@ public struct AuditReport: Sendable {
         out += "\(title)\(detail.isEmpty ? "" : " (\(detail))")\n"
         if !findings.isEmpty { out += "\n" }
         for f in findings {
-            out += "#\(f.number) \(f.severity.rawValue.padding(7)) \(f.check.rawValue.padding(18)) \(f.element) \(f.frame): \(f.message)\n"
+            let place = f.element.contains(" at (") ? f.element : "\(f.element) \(f.frame)"
+            out += "#\(f.number) \(f.severity.rawValue.padding(7)) \(f.check.rawValue.padding(18)) \(place): \(f.message)\n"
         }
         out += "\nCoverage:\n"
         for c in checks {
@@ -207,6 +208,14 @@ public struct AuditReport: Sendable {
 }
 
 private extension String {
+    /// "2.625" stays, "3.000" becomes "3".
+    var trimmingZeros: String {
+        guard contains(".") else { return self }
+        var s = self
+        while s.hasSuffix("0") { s.removeLast() }
+        if s.hasSuffix(".") { s.removeLast() }
+        return s
+    }
     func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
     func replacingSpaces() -> String { split(separator: " ").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined() }
 }

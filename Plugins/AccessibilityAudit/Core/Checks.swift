@@ -302,10 +302,12 @@ struct CheckRunner {
             guard let label = e.label, !label.isEmpty else { continue }
             report.applicable += 1
             report.read += 1
+            // As GTXiLib: the label ends with the role ("Play button"); a
+            // role word inside a description ("Profile picture of Ann") is fine.
             let words = label.lowercased().split { !$0.isLetter }.map(String.init)
-            let joined = " " + words.joined(separator: " ") + " "
+            let ending = " " + words.joined(separator: " ")
             for (trait, names) in CheckRunner.traitWords where e.traits.contains(trait) {
-                if let word = names.first(where: { joined.contains(" \($0) ") }) {
+                if let word = names.first(where: { ending.hasSuffix(" \($0)") }) {
                     report.findings.append(finding(.redundantTrait, .warning, i,
                         "the label \"\(label)\" says \"\(word)\", which the \(trait.names.first ?? "") trait already announces"))
                     break
