@@ -51,9 +51,10 @@ final class ShellTests: XCTestCase {
         XCTAssertEqual(plugins.status, 0, plugins.stderr)
         let p = Fixture.json(plugins.stdout)
         let ids = (p["plugins"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
-        XCTAssertEqual(ids, ["com.example.devoptions", "dev.pincer.a11y", "dev.pincer.flags", "dev.pincer.l10n", "dev.pincer.net", "dev.pincer.servers", "dev.pincer.sysinfo"])
+        // Loaded in file-name order (libpincer-plugin-a11y.so first).
+        XCTAssertEqual(ids, ["dev.pincer.a11y", "com.example.devoptions", "dev.pincer.flags", "dev.pincer.l10n", "dev.pincer.net", "dev.pincer.servers", "dev.pincer.sysinfo"])
         XCTAssertEqual((p["failed"] as? [Any])?.count, 0)
-        let first = (p["plugins"] as! [[String: Any]])[0]
+        let first = (p["plugins"] as! [[String: Any]]).first { $0["id"] as? String == "com.example.devoptions" }!
         XCTAssertEqual(first["abi"] as? String, "1.1")
         XCTAssertTrue((first["path"] as? String)?.hasSuffix("libpincer-plugin-devopts.so") == true)
 
