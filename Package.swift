@@ -69,7 +69,7 @@ let package = Package(
                 linkerSettings: exportOnlyEntry),
         // The accessibility audit (model, importers, checks, reports, pictures),
         // a library so tests and the benchmark reach it directly; the plugin is glue.
-        .target(name: "A11yAudit", dependencies: ["PincerJSON", "CPNG"], path: "Plugins/AccessibilityAudit/Core"),
+        .target(name: "A11yAudit", dependencies: ["PincerPluginKit", "PincerJSON", "CPNG"], path: "Plugins/AccessibilityAudit/Core"),
         .target(name: "AccessibilityAudit", dependencies: ["PincerPluginKit", "A11yAudit"], path: "Plugins/AccessibilityAudit/Plugin",
                 linkerSettings: exportOnlyEntry),
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import PincerPluginKit
 @testable import A11yAudit
 
 /// The image layer of the accessibility audit: PNG reading and writing with
@@ -512,7 +513,7 @@ png("interlaced_palette4.png", 3, 4, lambda x, y: ((x + y) % 16,), 1, interlace=
     }
 
     func testXMLEscape() {
-        XCTAssertEqual(XML.escape("a<b>&\"c'\u{0}\u{1F}\t\n\u{FFFE}é"), "a&lt;b&gt;&amp;&quot;c&apos;\t\né")
+        XCTAssertEqual(XMLText.escape("a<b>&\"c'\u{0}\u{1F}\t\n\u{FFFE}é"), "a&lt;b&gt;&amp;&quot;c&apos;\u{FFFD}\u{FFFD}\t\n\u{FFFD}é")
     }
 
     // MARK: Performance

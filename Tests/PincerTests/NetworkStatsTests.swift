@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import XCTest
+import PincerPluginKit
 import PincerJSON
 @testable import NetworkLog
 
@@ -320,7 +321,7 @@ final class NetworkStatsTests: XCTestCase {
         XCTAssertEqual(bars(c), ["success"])
         XCTAssertTrue(c.text.contains("A & B <C>"))
         XCTAssertTrue(c.text.contains(#"a="b""#))
-        XCTAssertEqual(Waterfall.escape("<&\">'"), "&lt;&amp;&quot;&gt;&apos;")
+        XCTAssertEqual(XMLText.escape("<&\">'"), "&lt;&amp;&quot;&gt;&apos;")
     }
 
     func testWaterfallEmptyAndPending() {

@@ -1,3 +1,4 @@
+import PincerPluginKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -94,7 +95,7 @@ public enum Picture {
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\""
         out += " width=\"\(n(width))\" height=\"\(n(height))\" viewBox=\"\(n(origin.x)) \(n(origin.y)) \(n(width)) \(n(height))\">\n"
-        out += "<title>\(XML.escape("Accessibility audit" + (screen.name.map { ": " + $0 } ?? "")))</title>\n"
+        out += "<title>\(XMLText.escape("Accessibility audit" + (screen.name.map { ": " + $0 } ?? "")))</title>\n"
 
         var embedded = false
         if let screenshot, screenshot.width > 0, screenshot.height > 0, let png = try? screenshot.pngBytes() {
@@ -126,7 +127,7 @@ public enum Picture {
             var title = "#\(box.number) \(severity)"
             if let message = messages[box.number], !message.isEmpty { title += ": " + message }
             out += "<g class=\"finding \(severity)\" id=\"finding-\(box.number)\">"
-            out += "<title>\(XML.escape(title))</title>"
+            out += "<title>\(XMLText.escape(title))</title>"
             let frame = sanitized(box.frame)
             let visible = frame.intersection(bounds)
             // The outline lies inside the box, as in the PNG. Off-screen boxes get
@@ -211,27 +212,12 @@ public enum Picture {
     /// `tag` moved inside `bounds` (at the nearest edge when outside), then
     /// stepped right (wrapping down a row) past any tag already placed.
     static func place(_ tag: PixelRect, within bounds: PixelRect, avoiding placed: [PixelRect]) -> PixelRect {
-        func clamp(_ r: PixelRect) -> PixelRect {
-            var r = r
-            r.x = max(bounds.x, min(r.x, bounds.maxX - r.width))
-            r.y = max(bounds.y, min(r.y, bounds.maxY - r.height))
-            return r
-        }
-        let start = clamp(tag)
-        var candidate = start
-        for _ in 0..<64 {
-            guard let blocker = placed.first(where: { !$0.intersection(candidate).isEmpty }) else { return candidate }
-            candidate.x = blocker.maxX + 1
-            if candidate.maxX > bounds.maxX {
-                candidate.x = start.x
-                candidate.y = blocker.maxY + 1
-            }
-            candidate = clamp(candidate)
-        }
-        return start
+        func points(_ r: PixelRect) -> Rect { Rect(x: Double(r.x), y: Double(r.y), width: Double(r.width), height: Double(r.height)) }
+        let r = place(points(tag), within: points(bounds), avoiding: placed.map(points), gap: 1)
+        return PixelRect(x: Int(r.x.rounded()), y: Int(r.y.rounded()), width: tag.width, height: tag.height)
     }
 
-    static func place(_ tag: Rect, within bounds: Rect, avoiding placed: [Rect]) -> Rect {
+    static func place(_ tag: Rect, within bounds: Rect, avoiding placed: [Rect], gap: Double = 0.5) -> Rect {
         func clamp(_ r: Rect) -> Rect {
             var r = r
             r.x = max(bounds.x, min(r.x, bounds.maxX - r.width))
@@ -242,10 +228,10 @@ public enum Picture {
         var candidate = start
         for _ in 0..<64 {
             guard let blocker = placed.first(where: { !$0.intersection(candidate).isEmpty }) else { return candidate }
-            candidate.x = blocker.maxX + 0.5
+            candidate.x = blocker.maxX + gap
             if candidate.maxX > bounds.maxX {
                 candidate.x = start.x
-                candidate.y = blocker.maxY + 0.5
+                candidate.y = blocker.maxY + gap
             }
             candidate = clamp(candidate)
         }
@@ -289,30 +275,6 @@ public enum Picture {
     }
 }
 
-/// XML text and attribute escaping.
-enum XML {
-    /// Escapes & < > " ' and drops what XML 1.0 cannot hold (control
-    /// characters other than tab, line feed and carriage return; U+FFFE, U+FFFF).
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            default:
-                let v = scalar.value
-                if v < 0x20 || v == 0xFFFE || v == 0xFFFF { continue }
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-}
 
 /// Standard base64 (RFC 4648, with padding), without Foundation.
 enum Base64 {

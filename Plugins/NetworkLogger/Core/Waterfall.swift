@@ -18,6 +18,7 @@
 // connect, send, wait, receive). Each row has a `<title>` tooltip with the
 // full URL, status and time. A legend explains colours and phases. All text
 // is escaped for XML, and characters XML cannot hold are replaced with U+FFFD.
+import PincerPluginKit
 
 /// Renders network entries as a waterfall chart.
 public enum Waterfall {
@@ -73,10 +74,10 @@ public enum Waterfall {
         </style>
 
         """
-        svg += "<text class=\"title\" x=\"\(n(margin))\" y=\"24\">\(escape(title))</text>\n"
+        svg += "<text class=\"title\" x=\"\(n(margin))\" y=\"24\">\(XMLText.escape(title))</text>\n"
         let summary = rows.isEmpty ? "no requests"
             : "\(rows.count) request\(rows.count == 1 ? "" : "s") over \(TrafficStats.milliseconds(endMs))"
-        svg += "<text class=\"subtitle\" x=\"\(n(margin))\" y=\"42\">\(escape(summary))</text>\n"
+        svg += "<text class=\"subtitle\" x=\"\(n(margin))\" y=\"42\">\(XMLText.escape(summary))</text>\n"
 
         // Time axis: gridlines and tick labels.
         svg += "<g class=\"axis\">\n"
@@ -87,7 +88,7 @@ public enum Waterfall {
             // The last label ends at its tick so it stays inside the picture.
             let anchor = k == ticks && k > 0 ? "end" : "middle"
             svg += "<line class=\"grid\" x1=\"\(n(x))\" y1=\"\(n(rowsTop - 8))\" x2=\"\(n(x))\" y2=\"\(n(rowsBottom))\"/>"
-            svg += "<text class=\"tick\" x=\"\(n(x))\" y=\"\(n(rowsTop - 12))\" text-anchor=\"\(anchor)\">\(escape(tickLabel(tick, step: step, axisEnd: axisEnd)))</text>\n"
+            svg += "<text class=\"tick\" x=\"\(n(x))\" y=\"\(n(rowsTop - 12))\" text-anchor=\"\(anchor)\">\(XMLText.escape(tickLabel(tick, step: step, axisEnd: axisEnd)))</text>\n"
         }
         svg += "</g>\n"
 
@@ -106,12 +107,12 @@ public enum Waterfall {
             let barY = y + (rowHeight - barHeight) / 2
 
             svg += "<g class=\"row\">"
-            svg += "<title>\(escape(tooltip(entry)))</title>"
+            svg += "<title>\(XMLText.escape(tooltip(entry)))</title>"
             if i % 2 == 1 {
                 svg += "<rect class=\"stripe\" x=\"0\" y=\"\(n(y))\" width=\"\(n(width))\" height=\"\(n(rowHeight))\"/>"
             }
-            svg += "<text class=\"label\" x=\"\(n(margin))\" y=\"\(n(y + 14))\">\(escape(label(entry)))</text>"
-            svg += "<text class=\"status \(outcome)\" x=\"\(n(margin + labelWidth))\" y=\"\(n(y + 14))\">\(escape(statusText(entry)))</text>"
+            svg += "<text class=\"label\" x=\"\(n(margin))\" y=\"\(n(y + 14))\">\(XMLText.escape(label(entry)))</text>"
+            svg += "<text class=\"status \(outcome)\" x=\"\(n(margin + labelWidth))\" y=\"\(n(y + 14))\">\(XMLText.escape(statusText(entry)))</text>"
             svg += "<rect class=\"bar \(outcome)\" x=\"\(n(x))\" y=\"\(n(barY))\" width=\"\(n(w))\" height=\"\(n(barHeight))\"/>"
             if outcome != "pending" {
                 for phase in phases(entry.timings) {
@@ -127,7 +128,7 @@ public enum Waterfall {
         for (outcome, text) in [("success", "2xx/3xx"), ("failure", "4xx/5xx"), ("error", "transport error"),
                                 ("pending", "pending"), ("stubbed", "stubbed")] {
             svg += "<rect class=\"swatch \(outcome)\" x=\"\(n(x))\" y=\"\(n(legendTop))\" width=\"14\" height=\"\(n(barHeight))\" style=\"\(swatchStyle(outcome))\"/>"
-            svg += "<text class=\"legend\" x=\"\(n(x + 20))\" y=\"\(n(legendTop + 11))\">\(escape(text))</text>\n"
+            svg += "<text class=\"legend\" x=\"\(n(x + 20))\" y=\"\(n(legendTop + 11))\">\(XMLText.escape(text))</text>\n"
             x += 20 + Double(text.count) * 7.2 + 24
         }
         x = margin
@@ -257,29 +258,5 @@ public enum Waterfall {
     static func n(_ x: Double) -> String {
         let s = TrafficStats.fixed(x, 1)
         return s.hasSuffix(".0") ? String(s.dropLast(2)) : s
-    }
-
-    /// Text escaped for XML content and attributes; characters XML 1.0
-    /// cannot contain become U+FFFD.
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            default:
-                if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF {
-                    out += "\u{FFFD}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out
     }
 }
