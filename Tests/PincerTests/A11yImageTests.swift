@@ -475,7 +475,7 @@ png("interlaced_palette4.png", 3, 4, lambda x, y: ((x + y) % 16,), 1, interlace=
         XCTAssertEqual(occurrences("<rect class=\"box\"", in: svg), Self.boxes.count)
         XCTAssertEqual(occurrences("<rect class=\"element\"", in: svg), 4)  // window, button, panel, label; not the hidden view
         for box in Self.boxes { XCTAssert(svg.contains(">\(box.number)</text>"), "number \(box.number)") }
-        XCTAssert(svg.contains("<title>#1 error: Touch target 40 × 30 &lt; 44 × 44 &amp; &quot;too small&quot; </title>"), svg)
+        XCTAssert(svg.contains("<title>#1 error: Touch target 40 × 30 &lt; 44 × 44 &amp; &quot;too small&quot; \u{FFFD}</title>"), svg)
         XCTAssert(svg.contains("<title>#2 warning</title>"))
         XCTAssert(svg.contains("<title>#4 error: Off &lt;screen&gt;</title>"))
         XCTAssert(svg.contains("<title>Accessibility audit: Checkout &lt;test&gt;</title>"))

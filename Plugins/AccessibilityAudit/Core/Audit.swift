@@ -85,6 +85,7 @@ public struct AuditReport: Sendable {
         case .findingsHidden:
             return (summary.rawValue, "\(hidden) finding\(hidden == 1 ? "" : "s") below \(minimumSeverity.rawValue) not shown" + incompleteNote)
         case .nothingWasChecked:
+            if screen.size.isEmpty { return (summary.rawValue, "the input describes an empty screen") }
             return (summary.rawValue, checks.isEmpty ? "no check was enabled" : "no enabled check could read any element" + incompleteNote)
         case .noIssuesFound:
             return (summary.rawValue, "every enabled check read every element it applies to")

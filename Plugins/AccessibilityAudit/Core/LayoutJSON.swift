@@ -29,8 +29,8 @@ public enum LayoutJSON {
             throw LayoutError("scale: expected the pixels per point, a number in (0, 10], found \(doc["scale"]?.serialized() ?? "nothing")")
         }
         guard let sizeValues = doc["size"]?.arrayValue?.compactMap(\.doubleValue), sizeValues.count == 2,
-              sizeValues.allSatisfy({ $0 > 0 && $0.isFinite }) else {
-            throw LayoutError("size: expected [width, height] in points, found \(doc["size"]?.serialized() ?? "nothing")")
+              sizeValues.allSatisfy({ $0 >= 0 && $0.isFinite }) else {
+            throw LayoutError("size: expected [width, height] in points (0 for an empty screen), found \(doc["size"]?.serialized() ?? "nothing")")
         }
         guard let rootValue = doc["root"] else { throw LayoutError("root: missing (the element tree)") }
         var counter = 0
