@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Baseline of `pincer-bench --only l10n`: Mozilla's pseudol10nutil (PyPI).
+"""Baseline of `pincer-bench --only l10n`: pseudol10nutil (PyPI, by L. Saguisag).
 
     python3 scripts/bench-l10n-baseline.py STRINGS.json [--rounds N]
 

@@ -1,4 +1,4 @@
-// L10n: pseudo-localisation throughput, against Mozilla's pseudol10nutil
+// L10n: pseudo-localisation throughput, against pseudol10nutil (PyPI)
 // (PyPI) on the same strings in the same run.
 //
 // - A deterministic catalog of realistic UI strings (labels, sentences,
@@ -421,20 +421,13 @@ enum L10nCorpus {
     }
 
     struct Generator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
+        var random: SplitMix64
+        init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
-        /// SplitMix64.
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func pick(_ items: [String]) -> String { items[below(items.count)] }
-        mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+        mutating func next() -> UInt64 { random.next() }
+        mutating func below(_ n: Int) -> Int { random.below(n) }
+        mutating func pick(_ items: [String]) -> String { random.pick(items) }
+        mutating func chance(_ percent: Int) -> Bool { random.chance(percent) }
 
         mutating func string() -> String {
             let roll = below(100)

@@ -406,7 +406,7 @@ enum HARCorpus {
     }
 
     static func entry(_ i: Int) -> NetworkEntry {
-        var random = SplitMix(seed: UInt64(i))
+        var random = SplitMix64(seed: UInt64(i))
         let method = methods[i % methods.count]
         let host = hosts[i % hosts.count]
         let resource = resources[(i / 3) % resources.count]
@@ -496,28 +496,6 @@ enum HARCorpus {
         case 401: "Unauthorized"
         case 404: "Not Found"
         default: "Internal Server Error"
-        }
-    }
-
-    /// A small deterministic generator (SplitMix64).
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func hex(_ digits: Int) -> String {
-            let alphabet = Array("0123456789abcdef")
-            return String((0..<digits).map { _ in alphabet[Int(next() & 15)] })
-        }
-        mutating func uuid() -> String {
-            let h = hex(32)
-            let c = Array(h)
-            return "\(String(c[0..<8]))-\(String(c[8..<12]))-\(String(c[12..<16]))-\(String(c[16..<20]))-\(String(c[20..<32]))"
         }
     }
 }

@@ -2,7 +2,7 @@
 
 /// What to measure and how to print it.
 struct BenchOptions: Sendable {
-    enum Part: String, Sendable { case dispatch, startup, flags, net, l10n }
+    enum Part: String, Sendable { case dispatch, startup, flags, net, l10n, a11y }
 
     var json = false
     var runs = 30
@@ -19,11 +19,12 @@ struct BenchOptions: Sendable {
     var runsFlags: Bool { only == nil || only == .flags }
     var runsNet: Bool { only == nil || only == .net }
     var runsL10n: Bool { only == nil || only == .l10n }
+    var runsA11y: Bool { only == nil || only == .a11y }
 
     static let usage = """
         usage: pincer-bench [--json] [--runs N] [--calls N] [--threads N] [--lookups N]
                             [--requests N] [--strings N]
-                            [--only dispatch|startup|flags|net|l10n]
+                            [--only dispatch|startup|flags|net|l10n|a11y]
 
         Measures the Pincer host against baselines taken in the same run and
         prints the figures as ratios:
@@ -53,12 +54,19 @@ struct BenchOptions: Sendable {
                     same appends into an empty store below its bound
           l10n      pseudo-localisation, all modes (accented, lengthened,
                     boundaries, rtl), of a generated catalog of realistic UI
-                    strings, in strings/s, against Mozilla's pseudol10nutil
+                    strings, in strings/s, against pseudol10nutil (PyPI)
                     (Python, all its default transforms) on the same strings,
                     run as `python3 scripts/bench-l10n-baseline.py`.
                     pass: both ran and every string was transformed without
                     a placeholder problem (no numeric target; the ratio is
                     printed). info: the whole .po read + rewrite path
+          a11y      a full accessibility audit pass (every check, with the
+                    screenshot) over a generated 5,000-element screen with a
+                    1080 x 2400 screenshot, against the same walk with the
+                    contrast check off.
+                    target: full pass < 50 ms
+                    info: elements walked, contrast reads (from pixels, from
+                    known colours, not measurable), findings by check
 
         Options:
           --json          print one JSON object with every figure instead of text
@@ -71,7 +79,8 @@ struct BenchOptions: Sendable {
                           (default 2000)
           --strings N     strings in the generated catalog for l10n
                           (default 100000)
-          --only PART     run only `dispatch`, `startup`, `flags`, `net` or `l10n`
+          --only PART     run only `dispatch`, `startup`, `flags`, `net`, `l10n`
+                          or `a11y`
           --help          show this help
 
         Exit status: 0 every target met, 1 a target missed (or a measurement
@@ -133,7 +142,7 @@ struct BenchOptions: Sendable {
             case "--only":
                 let part = try value(for: flag, inline: inline)
                 guard let p = Part(rawValue: part) else {
-                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net' or 'l10n', got '\(part)'")
+                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net', 'l10n' or 'a11y', got '\(part)'")
                 }
                 options.only = p
             default:

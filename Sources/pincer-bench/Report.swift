@@ -21,12 +21,14 @@ struct Report: Sendable {
     var net: NetFigures?
     var l10n: L10nFigures?
     var l10nError: String?
+    var a11y: A11yFigures?
+    var a11yError: String?
 
     /// Every part that ran met its target, and none failed to measure.
     var passed: Bool {
-        dispatchError == nil && startupError == nil && flagsError == nil && l10nError == nil
+        dispatchError == nil && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil
             && (dispatch?.passed ?? true) && (startup?.passed ?? true) && (flags?.passed ?? true) && (net?.passed ?? true)
-            && (l10n?.passed ?? true)
+            && (l10n?.passed ?? true) && (a11y?.passed ?? true)
     }
 
     static func verdict(_ pass: Bool) -> String { pass ? "PASS" : "FAIL" }
@@ -101,6 +103,13 @@ struct Report: Sendable {
         } else if let e = l10nError {
             lines.append("")
             lines.append(row("l10n", "error: \(e)", "", "FAIL"))
+        }
+        if let a = a11y {
+            lines.append("")
+            lines += a11yText(a, row: row)
+        } else if let e = a11yError {
+            lines.append("")
+            lines.append(row("a11y", "error: \(e)", "", "FAIL"))
         }
         lines.append("")
         lines.append("result    \(passed ? "all targets met" : "target missed")")
@@ -183,6 +192,11 @@ struct Report: Sendable {
             members.append(("l10n", l10nJSON(l)))
         } else if let e = l10nError {
             members.append(("l10n", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let a = a11y {
+            members.append(("a11y", a11yJSON(a)))
+        } else if let e = a11yError {
+            members.append(("a11y", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         members.append(("pass", .bool(passed)))
         return JSON.object(members).serialized(pretty: true) + "\n"
@@ -383,5 +397,58 @@ extension Report {
         if let first = l.firstProblem { members.append(("first_problem", .string(first))) }
         members.append(("pass", .bool(l.passed)))
         return .object(members)
+    }
+}
+
+extension Report {
+    func a11yText(_ a: A11yFigures, row: (String, String, String, String) -> String) -> [String] {
+        var lines: [String] = []
+        var part = "a11y"
+        func add(_ label: String, _ value: String, _ note: String = "") {
+            lines.append(row(part, label, value, note))
+            part = ""
+        }
+        func ms(_ value: Double) -> String { "\(Format.fixed(value, 2)) ms" }
+        add("full audit pass, all checks + screenshot", ms(a.fullMilliseconds),
+            "target: < \(Format.fixed(A11yFigures.targetMilliseconds, 0)) ms  \(Report.verdict(a.passed))")
+        add("same walk, contrast off (baseline)", ms(a.withoutContrastMilliseconds))
+        add("ratio full/without contrast (time)", Format.ratio(a.ratio))
+        add("info: elements walked", "\(a.walked) of \(a.elements)", "(\(a.depth + 1) levels deep, no limit hit)")
+        add("info: contrast read", "\(a.contrastRead) of \(a.contrastApplicable)",
+            "(\(a.contrastFromPixels) from pixels, \(a.contrastKnownColours) known colours, \(a.contrastNotMeasurable) not measurable)")
+        if let us = a.contrastMicrosecondsPerCrop {
+            add("info: contrast time per pixel crop", "\(Format.fixed(us, 1)) us", "((full - baseline) / crops read from pixels)")
+        }
+        add("info: findings", "\(a.findings)",
+            a.findingsByCheck.map { "\($0.check) \($0.count)" }.joined(separator: ", "))
+        lines.append("          best of \(a.rounds) rounds each, interleaved: Auditor.audit of a generated screen of \(a.elements) elements,")
+        lines.append("          \(a.pixelWidth) x \(a.pixelHeight) px @\(Format.short(a.scale))x screenshot, time budget \(Format.fixed(A11yBench.limits.timeBudget, 0)) s (never reached)")
+        return lines
+    }
+
+    func a11yJSON(_ a: A11yFigures) -> JSON {
+        .object([
+            ("elements", .int(Int64(a.elements))),
+            ("walked", .int(Int64(a.walked))),
+            ("levels", .int(Int64(a.depth + 1))),
+            ("screenshot_px", .array([.int(Int64(a.pixelWidth)), .int(Int64(a.pixelHeight))])),
+            ("scale", .double(a.scale)),
+            ("rounds", .int(Int64(a.rounds))),
+            ("full_ms", .rounded(a.fullMilliseconds, 3)),
+            ("without_contrast_ms", .rounded(a.withoutContrastMilliseconds, 3)),
+            ("ratio_full_over_without_contrast", .rounded(a.ratio, 3)),
+            ("contrast", .object([
+                ("applicable", .int(Int64(a.contrastApplicable))),
+                ("read", .int(Int64(a.contrastRead))),
+                ("from_pixels", .int(Int64(a.contrastFromPixels))),
+                ("known_colours", .int(Int64(a.contrastKnownColours))),
+                ("not_measurable", .int(Int64(a.contrastNotMeasurable))),
+                ("us_per_pixel_crop", a.contrastMicrosecondsPerCrop.map { .rounded($0, 2) } ?? .null),
+            ])),
+            ("findings", .int(Int64(a.findings))),
+            ("findings_by_check", .object(a.findingsByCheck.map { ($0.check, .int(Int64($0.count))) })),
+            ("target_ms", .double(A11yFigures.targetMilliseconds)),
+            ("pass", .bool(a.passed)),
+        ])
     }
 }

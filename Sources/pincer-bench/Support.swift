@@ -142,3 +142,28 @@ enum BuiltPlugin {
         return host
     }
 }
+
+/// A small deterministic generator (SplitMix64): the same data every run.
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+    mutating func hex(_ digits: Int) -> String {
+        let alphabet = Array("0123456789abcdef")
+        return String((0..<digits).map { _ in alphabet[Int(next() & 15)] })
+    }
+    mutating func uuid() -> String {
+        let c = Array(hex(32))
+        return "\(String(c[0..<8]))-\(String(c[8..<12]))-\(String(c[12..<16]))-\(String(c[16..<20]))-\(String(c[20..<32]))"
+    }
+}

@@ -74,5 +74,13 @@ if options.runsL10n {
         printError("pincer-bench: l10n: \(error.message)")
     }
 }
+if options.runsA11y {
+    do {
+        report.a11y = try A11yBench.run()
+    } catch {
+        report.a11yError = error.message
+        printError("pincer-bench: a11y: \(error.message)")
+    }
+}
 printOut(options.json ? report.json() : report.text())
 exit(report.passed ? 0 : 1)
