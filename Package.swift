@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "pincer-plugin-net", type: .dynamic, targets: ["NetworkLogger"]),
         .library(name: "pincer-plugin-l10n", type: .dynamic, targets: ["PseudoLocalization"]),
         .library(name: "pincer-plugin-a11y", type: .dynamic, targets: ["AccessibilityAudit"]),
+        .library(name: "pincer-plugin-loc", type: .dynamic, targets: ["Location"]),
         // What an app links to capture its URLSession traffic into the network logger.
         .library(name: "PincerNetworkCapture", targets: ["PincerNetworkCapture"]),
     ],
@@ -72,15 +73,20 @@ let package = Package(
         .target(name: "A11yAudit", dependencies: ["PincerPluginKit", "PincerJSON", "CPNG"], path: "Plugins/AccessibilityAudit/Core"),
         .target(name: "AccessibilityAudit", dependencies: ["PincerPluginKit", "A11yAudit"], path: "Plugins/AccessibilityAudit/Plugin",
                 linkerSettings: exportOnlyEntry),
+        // Location spoofing and routes (geodesy, GPX and GeoJSON, playback),
+        // a library so tests and the benchmark reach it directly.
+        .target(name: "GeoRoutes", dependencies: ["PincerPluginKit", "PincerJSON"], path: "Plugins/Location/Core"),
+        .target(name: "Location", dependencies: ["PincerPluginKit", "GeoRoutes"], path: "Plugins/Location/Plugin",
+                linkerSettings: exportOnlyEntry),
 
         // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
-        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture", "PseudoL10n", "A11yAudit"],
+        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture", "PseudoL10n", "A11yAudit", "GeoRoutes"],
                          swiftSettings: [.unsafeFlags(["-Xcc", "-I\(root)/SDK/include"])]),
         .target(name: "BenchKernels", dependencies: ["CPincerSDK"],
                 cSettings: [.headerSearchPath("../../SDK/include")]),
         .executableTarget(name: "bench-hello"),
 
-        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog", "PseudoL10n", "A11yAudit"]),
+        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog", "PseudoL10n", "A11yAudit", "GeoRoutes"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -14,6 +14,7 @@
  *   pincer/servers.h  server environments, "pincer.servers/1"
  *   pincer/network.h  network log recording, "pincer.network/1"
  *   pincer/l10n.h     pseudo-localisation, "pincer.l10n/1"
+ *   pincer/location.h location spoofing and routes, "pincer.location/1"
  */
 #ifndef PINCER_H
 #define PINCER_H

@@ -16,7 +16,7 @@ final class SDKTests: XCTestCase {
     func testHeadersCompileAsC11AndCxx() throws {
         // Every header on its own, then the umbrella.
         let headers = ["pincer/version.h", "pincer/call.h", "pincer/command.h", "pincer/menu.h", "pincer/host.h",
-                       "pincer/service.h", "pincer/entry.h", "pincer/flags.h", "pincer/servers.h", "pincer/network.h", "pincer/l10n.h", "pincer.h"]
+                       "pincer/service.h", "pincer/entry.h", "pincer/flags.h", "pincer/servers.h", "pincer/network.h", "pincer/l10n.h", "pincer/location.h", "pincer.h"]
         for header in headers {
             let source = "#include <\(header)>\nint main(void) { return 0; }\n"
             let c = try compile("/usr/bin/cc", ["-std=c11"], source: source, ext: "c")
@@ -62,5 +62,8 @@ final class SDKTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<pincer_network_service_t>.size, 56)
         XCTAssertEqual(MemoryLayout<pincer_l10n_service_t>.offset(of: \.transform), 16)
         XCTAssertEqual(MemoryLayout<pincer_l10n_service_t>.size, 64)
+        XCTAssertEqual(MemoryLayout<pincer_location_fix_t>.size, 64)
+        XCTAssertEqual(MemoryLayout<pincer_location_service_t>.offset(of: \.is_spoofing), 16)
+        XCTAssertEqual(MemoryLayout<pincer_location_service_t>.size, 96)
     }
 }

@@ -52,7 +52,7 @@ final class ShellTests: XCTestCase {
         let p = Fixture.json(plugins.stdout)
         let ids = (p["plugins"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
         // Loaded in file-name order (libpincer-plugin-a11y.so first).
-        XCTAssertEqual(ids, ["dev.pincer.a11y", "com.example.devoptions", "dev.pincer.flags", "dev.pincer.l10n", "dev.pincer.net", "dev.pincer.servers", "dev.pincer.sysinfo"])
+        XCTAssertEqual(ids, ["dev.pincer.a11y", "com.example.devoptions", "dev.pincer.flags", "dev.pincer.l10n", "dev.pincer.location", "dev.pincer.net", "dev.pincer.servers", "dev.pincer.sysinfo"])
         XCTAssertEqual((p["failed"] as? [Any])?.count, 0)
         let first = (p["plugins"] as! [[String: Any]]).first { $0["id"] as? String == "com.example.devoptions" }!
         XCTAssertEqual(first["abi"] as? String, "1.1")

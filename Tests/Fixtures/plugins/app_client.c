@@ -6,6 +6,7 @@
 #include <pincer/flags.h>
 #include <pincer/servers.h>
 #include <pincer/l10n.h>
+#include <pincer/location.h>
 #include <pincer/network.h>
 
 #include <inttypes.h>
@@ -298,6 +299,90 @@ static pincer_status_t l10n_mode(void *context, pincer_call_t *call, int32_t bit
     return status;
 }
 
+/* --- location: what an app's location provider does --- */
+static pthread_mutex_t heard_lock = PTHREAD_MUTEX_INITIALIZER;
+static int heard_count;
+static pincer_location_fix_t heard_last;
+
+static void on_fix(void *context, const pincer_location_fix_t *fix)
+{
+    (void)context;
+    pthread_mutex_lock(&heard_lock);
+    heard_count++;
+    heard_last = *fix;
+    pthread_mutex_unlock(&heard_lock);
+}
+
+static const pincer_location_service_t *location(pincer_call_t *call)
+{
+    const pincer_location_service_t *loc = host->get_service(host, PINCER_LOCATION_SERVICE_ID);
+    if (loc == NULL || !PINCER_HAS_SERVICE_SLOT(loc, pincer_location_service_t, last_error))
+        call->fail(call, "pincer.location/1 is not published");
+    return loc;
+}
+
+/* "<lat>,<lon>|<flags>" for the current fix, or "off". */
+static pincer_status_t where(void *context, pincer_call_t *call)
+{
+    const pincer_location_service_t *loc = location(call);
+    pincer_location_fix_t fix = { sizeof(pincer_location_fix_t), 0, 0, 0, 0, 0, 0, 0, 0 };
+    char text[128];
+    (void)context;
+    if (loc == NULL)
+        return PINCER_NOT_FOUND;
+    if (!loc->current(loc->header.context, &fix)) {
+        call->return_string(call, "off");
+        return PINCER_OK;
+    }
+    snprintf(text, sizeof text, "%.4f,%.4f|%u", fix.latitude, fix.longitude, (unsigned)fix.flags);
+    call->return_string(call, text);
+    return PINCER_OK;
+}
+
+static pincer_status_t locate(void *context, pincer_call_t *call, double latitude, double longitude)
+{
+    const pincer_location_service_t *loc = location(call);
+    pincer_status_t status;
+    (void)context;
+    if (loc == NULL)
+        return PINCER_NOT_FOUND;
+    status = loc->set(loc->header.context, latitude, longitude);
+    call->return_string(call, status == PINCER_OK ? "ok" : loc->last_error(loc->header.context));
+    return PINCER_OK;
+}
+
+/* Subscribes once, then plays `route` at `rate`; returns the status. */
+static pincer_status_t drive(void *context, pincer_call_t *call, const char *route, double rate)
+{
+    static uint64_t token;
+    const pincer_location_service_t *loc = location(call);
+    pincer_status_t status;
+    (void)context;
+    if (loc == NULL)
+        return PINCER_NOT_FOUND;
+    if (token == 0)
+        token = loc->subscribe(loc->header.context, on_fix, NULL);
+    pthread_mutex_lock(&heard_lock);
+    heard_count = 0;
+    pthread_mutex_unlock(&heard_lock);
+    status = loc->play(loc->header.context, route, rate, false);
+    call->return_string(call, status == PINCER_OK ? "playing" : loc->last_error(loc->header.context));
+    return PINCER_OK;
+}
+
+/* "<fixes heard>|<last lat>,<last lon>|<speed>|<flags>". */
+static pincer_status_t heard(void *context, pincer_call_t *call)
+{
+    char text[160];
+    (void)context;
+    pthread_mutex_lock(&heard_lock);
+    snprintf(text, sizeof text, "%d|%.5f,%.5f|%.2f|%u", heard_count, heard_last.latitude, heard_last.longitude, heard_last.speed,
+             (unsigned)heard_last.flags);
+    pthread_mutex_unlock(&heard_lock);
+    call->return_string(call, text);
+    return PINCER_OK;
+}
+
 static pincer_status_t changes(void *context, pincer_call_t *call, const char *which)
 {
     (void)context;
@@ -383,6 +468,10 @@ static pincer_status_t init(void *context, const pincer_host_t *h, pincer_call_t
         { "record(url: string, status: i32 = 200, fail: bool = false) -> string", (pincer_typed_fn_t)record },
         { "localize(key: string, value: string, table: string = \"\") -> string", (pincer_typed_fn_t)localize },
         { "l10n-mode(bit: i32, on: bool) -> void", (pincer_typed_fn_t)l10n_mode },
+        { "where() -> string", (pincer_typed_fn_t)where },
+        { "locate(latitude: f64, longitude: f64) -> string", (pincer_typed_fn_t)locate },
+        { "drive(route: string, rate: f64) -> string", (pincer_typed_fn_t)drive },
+        { "heard() -> string", (pincer_typed_fn_t)heard },
     };
     static const char *const production[] = { "API_URL", "https://api.example.com", "REGION", "eu" };
     static const char *const staging[] = { "API_URL", "https://staging.example.com" };

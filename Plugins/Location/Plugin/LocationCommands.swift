@@ -1,0 +1,220 @@
+import PincerPluginKit
+import GeoRoutes
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The loc.* commands.
+struct LocationCommands {
+    let store: LocationStore
+
+    func register(with host: PluginHost) throws {
+        let store = self.store
+        try host.addCommand("presets() -> string", summary: "Preset places (cities, edge cases) and places added with loc.add",
+                            jsonResult: true) { _ in
+            .string(JSON.array(store.places().map(LocationCommands.json)).serialized())
+        }
+        try host.addCommand("set(place: string, longitude: string = \"\") -> string",
+                            summary: "Spoof a place: loc.set paris, or loc.set 48.8566 2.3522 (persisted)",
+                            details: "With one argument, a preset or added place id (loc.presets). With two, latitude -90...90 and longitude -180...180 in degrees.",
+                            changesState: true) { args in
+            if args[1].string.isEmpty {
+                guard let place = store.place(args[0].string) else {
+                    throw LocError.notFound("no place '\(args[0].string)'; give an id from loc.presets, or latitude and longitude")
+                }
+                try store.set(place.coordinate, name: place.name, source: place.kind == .custom ? "custom" : "preset")
+                return .string("spoofing \(place.name) (\(place.coordinate))")
+            }
+            let c = try LocationCommands.coordinate(args[0].string, args[1].string)
+            try store.set(c, name: nil, source: "custom")
+            return .string("spoofing \(c)")
+        }
+        try host.addCommand("off() -> string", summary: "Stop spoofing (persisted)", changesState: true) { _ in
+            try store.off()
+            return .string("spoofing is off")
+        }
+        try host.addCommand("current() -> string", summary: "The current spoofed fix, or spoofing: false", jsonResult: true) { _ in
+            let s = store.snapshot
+            guard s.spoofing, let fix = store.currentFix else { return .string(#"{"spoofing":false}"#) }
+            var fields: [(String, JSON)] = [("spoofing", .bool(true)), ("source", .string(s.source))]
+            if let name = s.currentName { fields.append(("name", .string(name))) }
+            return .string(JSON.object(fields + LocationCommands.fields(fix)).serialized())
+        }
+        try host.addCommand("add(id: string, latitude: f64, longitude: f64, name: string = \"\") -> string",
+                            summary: "Add a named place (persisted); loc.set <id> then spoofs it", changesState: true) { args in
+            let id = args[0].string.lowercased()
+            guard !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                throw LocError.invalid("place id '\(args[0].string)' must be letters, digits, - and _")
+            }
+            let c: Coordinate
+            do throws(LocationError) { c = try Coordinate.validated(latitude: args[1].f64, longitude: args[2].f64) } catch { throw LocError.invalid(error.message) }
+            try store.add(Place(id: id, name: args[3].string.isEmpty ? id : args[3].string, coordinate: c, kind: .custom))
+            return .string("added \(id) at \(c)")
+        }
+        try host.addCommand("remove(id: string) -> string", summary: "Remove a place added with loc.add", changesState: true) { args in
+            try store.remove(args[0].string.lowercased())
+            return .string("removed \(args[0].string)")
+        }
+        try host.addCommand("routes() -> string", summary: "Built-in scenarios and imported routes, with length and duration",
+                            jsonResult: true) { _ in
+            .string(JSON.array(store.allRoutes.map { r in
+                let timeline = try? Timeline(route: r, options: PlaybackOptions())
+                return JSON.object([("name", .string(r.name)), ("kind", .string(r.kind.rawValue)),
+                                    ("points", .int(Int64(r.points.count))), ("segments", .int(Int64(r.segments.count))),
+                                    ("metres", timeline.map { .double(($0.length * 10).rounded() / 10) } ?? .null),
+                                    ("seconds", timeline.map { .double(($0.duration * 10).rounded() / 10) } ?? .null)])
+            }).serialized())
+        }
+        try host.addCommand("import(file: string, name: string = \"\") -> string",
+                            summary: "Import routes from GPX 1.0/1.1 (tracks, routes, waypoints) or GeoJSON (persisted)",
+                            details: "Each track, route and the waypoint list of a GPX file becomes a route; --name renames a file's single route. Bad files are refused with the line.",
+                            changesState: true, jsonResult: true) { args in
+            let bytes = try TextFile.readBytes(args[0].string)
+            var (routes, notes): ([Route], [String])
+            do throws(LocationError) { (routes, notes) = try RouteFormats.read(bytes) } catch { throw LocError.invalid("\(args[0].string): \(error.message)") }
+            if !args[1].string.isEmpty {
+                guard routes.count == 1 else { throw LocError.invalid("--name needs a file with one route; \(args[0].string) has \(routes.count)") }
+                routes[0].name = args[1].string
+            }
+            try store.save(routes)
+            return .string(JSON.object([("imported", .array(routes.map { .string($0.name) })),
+                                        ("points", .int(Int64(routes.reduce(0) { $0 + $1.points.count }))),
+                                        ("notes", .array(notes.map(JSON.string)))]).serialized())
+        }
+        try host.addCommand("waypoints(name: string, points: string, speed: f64 = 0) -> string",
+                            summary: "Make a route from waypoints: loc.waypoints walk \"37.33,-122.03 37.34,-122.02\" (persisted)",
+                            changesState: true) { args in
+            var route: Route
+            do throws(LocationError) { route = try RouteFormats.parseWaypointList(args[1].string) } catch { throw LocError.invalid(error.message) }
+            route.name = args[0].string
+            if args[2].f64 > 0 { route.suggestedSpeed = args[2].f64 }
+            try store.save([route])
+            return .string("route \(route.name): \(route.points.count) waypoints")
+        }
+        try host.addCommand("export(route: string, file: string, playback: bool = false, speed: f64 = 0, interval: f64 = 0, distance: f64 = 0) -> string",
+                            summary: "Write a route (or, with --playback true, the fixes a playback would emit) as GPX 1.1 or GeoJSON",
+                            details: "The format follows the extension: .gpx or .geojson/.json.") { args in
+            guard let route = store.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
+            var out = route
+            if args[2].bool {
+                let timeline = try LocationCommands.timeline(route, speed: args[3].f64, interval: args[4].f64, distance: args[5].f64)
+                let fixes = timeline.fixes(startTime: LocationStore.wallClock())
+                out = Route(name: route.name + " (playback)", kind: .track, segments: [fixes.map {
+                    Waypoint($0.coordinate, altitude: $0.altitude, time: $0.timestamp, speed: $0.speed)
+                }])
+            }
+            let path = args[1].string
+            let bytes: [UInt8]
+            if path.hasSuffix(".gpx") {
+                bytes = RouteFormats.writeGPX([out], creator: "pincer loc")
+            } else if path.hasSuffix(".geojson") || path.hasSuffix(".json") {
+                bytes = RouteFormats.writeGeoJSON([out])
+            } else {
+                throw LocError.invalid("the file must end in .gpx, .geojson or .json: \(path)")
+            }
+            try TextFile.writeAtomically(to: path) { write in try write(bytes) }
+            return .string("wrote \(out.points.count) points to \(path)")
+        }
+        try host.addCommand("""
+            play(route: string, speed: f64 = 0, interval: f64 = 0, distance: f64 = 0, loop: bool = false, reverse: bool = false, \
+            rate: f64 = 1, json: bool = false) -> string
+            """,
+                            summary: "Play a route and stream its fixes (simctl-style --speed, --interval or --distance)",
+                            details: """
+                                Speed comes from the route's times, then its recorded speeds, then --speed (m/s; default the \
+                                scenario's, else 20 m/s as simctl). One fix every --interval seconds (default 1) or every \
+                                --distance metres. --rate N plays N times faster than real time. --loop repeats (stop with \
+                                Ctrl-C). --json prints one JSON object per line. The fixes also reach apps through pincer.location/1.
+                                """, changesState: true) { args in
+            guard let route = store.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
+            var options = try LocationCommands.options(speed: args[1].f64, interval: args[2].f64, distance: args[3].f64)
+            options.loop = args[4].bool
+            options.reverse = args[5].bool
+            options.rate = args[6].f64
+            let timeline: Timeline
+            do throws(LocationError) { timeline = try Timeline(route: route, options: options) } catch { throw LocError.invalid(error.message) }
+            let player = Player(timeline: timeline, clock: SystemClock(), startTime: LocationStore.wallClock())
+            try store.set(route.points.first!.coordinate, name: route.name, source: "route")
+            var count = 0
+            while true {
+                for fix in player.due() {
+                    store.publish(fix)
+                    count += 1
+                    args.output(args[7].bool ? JSON.object(LocationCommands.fields(fix)).serialized() : LocationCommands.line(fix))
+                }
+                if player.isFinished { break }
+                usleep(20_000)
+            }
+            return .string("played \(route.name): \(count) fixes over \(Format.metres(timeline.length)) in \(Format.seconds(timeline.duration / options.rate))")
+        }
+        try host.addCommand("stop() -> string", summary: "Stop the route an app is playing through pincer.location/1") { _ in
+            store.stopPlayer()
+            return .string("stopped")
+        }
+        try host.addCommand("map(route: string, file: string) -> string", summary: "Draw a route and its waypoints as SVG") { args in
+            guard let route = store.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
+            guard args[1].string.hasSuffix(".svg") else { throw LocError.invalid("the map is SVG: give a file ending in .svg") }
+            try TextFile.writeAtomically(RouteMap.svg(route), to: args[1].string)
+            return .string("wrote \(args[1].string)")
+        }
+    }
+
+    // MARK: helpers
+
+    static func coordinate(_ lat: String, _ lon: String) throws -> Coordinate {
+        guard let la = Double(lat), let lo = Double(lon) else {
+            throw LocError.invalid("'\(lat) \(lon)' is not a latitude and longitude in degrees")
+        }
+        do { return try Coordinate.validated(latitude: la, longitude: lo) } catch { throw LocError.invalid(error.message) }
+    }
+
+    static func options(speed: Double, interval: Double, distance: Double) throws -> PlaybackOptions {
+        var options = PlaybackOptions()
+        if speed < 0 || interval < 0 || distance < 0 { throw LocError.invalid("--speed, --interval and --distance must be positive") }
+        if interval > 0, distance > 0 { throw LocError.invalid("give --interval or --distance, not both") }
+        if speed > 0 { options.speed = speed }
+        if interval > 0 { options.step = .interval(interval) }
+        if distance > 0 { options.step = .distance(distance) }
+        return options
+    }
+
+    static func timeline(_ route: Route, speed: Double, interval: Double, distance: Double) throws -> Timeline {
+        do { return try Timeline(route: route, options: try options(speed: speed, interval: interval, distance: distance)) } catch let e as LocationError {
+            throw LocError.invalid(e.message)
+        }
+    }
+
+    static func json(_ p: Place) -> JSON {
+        .object([("id", .string(p.id)), ("name", .string(p.name)), ("kind", .string(p.kind.rawValue)),
+                 ("latitude", .double(p.coordinate.latitude)), ("longitude", .double(p.coordinate.longitude))])
+    }
+
+    static func fields(_ fix: Fix) -> [(String, JSON)] {
+        [("latitude", .double(fix.coordinate.latitude)), ("longitude", .double(fix.coordinate.longitude)),
+         ("altitude", fix.altitude.map(JSON.double) ?? .null), ("course", .double(fix.course)), ("speed", .double(fix.speed)),
+         ("horizontalAccuracy", .double(fix.horizontalAccuracy)), ("timestamp", .double(fix.timestamp)), ("simulated", .bool(fix.simulated))]
+    }
+
+    static func line(_ fix: Fix) -> String {
+        "\(ISOTime.format(fix.timestamp))  \(Format.fixed(fix.coordinate.latitude, 6)), \(Format.fixed(fix.coordinate.longitude, 6))"
+            + "  \(Format.fixed(fix.speed, 1)) m/s  course \(Format.fixed(fix.course, 1))°"
+    }
+}
+
+enum Format {
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        var factor = 1.0
+        for _ in 0..<digits { factor *= 10 }
+        let scaled = (abs(value) * factor).rounded()
+        let whole = Int(scaled / factor), fraction = Int(scaled.truncatingRemainder(dividingBy: factor))
+        var text = String(fraction)
+        while text.count < digits { text = "0" + text }
+        return (value < 0 && scaled > 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + text : "")
+    }
+
+    static func metres(_ m: Double) -> String { m >= 1000 ? fixed(m / 1000, 2) + " km" : fixed(m, 0) + " m" }
+
+    static func seconds(_ s: Double) -> String {
+        s >= 3600 ? fixed(s / 3600, 2) + " h" : s >= 60 ? fixed(s / 60, 1) + " min" : fixed(s, 1) + " s"
+    }
+}
