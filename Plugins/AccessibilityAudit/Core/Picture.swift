@@ -80,7 +80,7 @@ public enum Picture {
     /// ("#3 error: MESSAGE", the message from `messages[number]`, or just
     /// "#3 error" without one), exactly one `<rect class="box">`, its tag as a
     /// `<path class="tag">` and its number as a `<text>`. Text is escaped and
-    /// characters XML cannot hold are dropped, so the result is well-formed XML.
+    /// characters XML cannot hold become U+FFFD (`XMLText.escape`), so the result is well-formed XML.
     public static func svg(screen: Screen, screenshot: Bitmap?, boxes: [PictureBox], messages: [Int: String] = [:]) -> String {
         let origin = (x: finite(screen.size.x), y: finite(screen.size.y))
         var width = finite(screen.size.width), height = finite(screen.size.height)
