@@ -55,6 +55,14 @@ final class LocationPluginTests: XCTestCase {
         XCTAssertEqual(parts[1], "37.33450,-122.00750", "the last fix is the route's end: \(heard)")
         XCTAssertEqual(UInt32(parts[3]).map { $0 & PINCER_LOCATION_FIX_SIMULATED }, PINCER_LOCATION_FIX_SIMULATED)
         XCTAssertTrue(try app.text("app.drive", "nowhere", "1").contains("no route 'nowhere'"))
+
+        // Pause, seek and resume the route the app plays.
+        XCTAssertTrue(app.failure("loc.pause").contains("no route is playing"))
+        XCTAssertEqual(try app.text("app.drive", "freeway-drive", "1"), "playing")
+        XCTAssertEqual(try app.text("loc.pause"), "paused")
+        XCTAssertEqual(try app.text("loc.seek", "600"), "at 600.0 s")
+        XCTAssertEqual(try app.text("loc.resume"), "resumed")
+        XCTAssertEqual(try app.text("loc.stop"), "stopped")
     }
 
     func testImportExportMapAndPlay() throws {

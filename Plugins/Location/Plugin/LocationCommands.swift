@@ -147,6 +147,21 @@ struct LocationCommands {
             }
             return .string("played \(route.name): \(count) fixes over \(Format.metres(timeline.length)) in \(Format.seconds(timeline.duration / options.rate))")
         }
+        try host.addCommand("pause() -> string", summary: "Pause the route an app is playing through pincer.location/1") { _ in
+            try store.withPlayer { (p: Player) throws(LocError) in p.pause() }
+            return .string("paused")
+        }
+        try host.addCommand("resume() -> string", summary: "Resume the route an app is playing") { _ in
+            try store.withPlayer { (p: Player) throws(LocError) in p.resume() }
+            return .string("resumed")
+        }
+        try host.addCommand("seek(seconds: f64) -> string", summary: "Move the route an app is playing to this many seconds from its start") { args in
+            let at = try store.withPlayer { (p: Player) throws(LocError) -> Double in
+                p.seek(to: args[0].f64)
+                return p.routeTime
+            }
+            return .string("at \(Format.fixed(at, 1)) s")
+        }
         try host.addCommand("stop() -> string", summary: "Stop the route an app is playing through pincer.location/1") { _ in
             store.stopPlayer()
             return .string("stopped")

@@ -176,6 +176,14 @@ final class LocationStore: @unchecked Sendable {
         guard started else { throw .storage("could not start a playback thread") }
     }
 
+    /// The route an app is playing through the service, for pause, resume and seek.
+    func withPlayer<R>(_ body: (Player) throws(LocError) -> R) throws(LocError) -> R {
+        guard let player = live.withLock({ $0.player }) else {
+            throw .notFound("no route is playing in this process (an app starts one with pincer.location/1 play)")
+        }
+        return try body(player)
+    }
+
     func stopPlayer() {
         live.withLock { l in
             l.player = nil
