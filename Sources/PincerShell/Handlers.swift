@@ -174,6 +174,11 @@ extension Shell {
 
     /// Binds shell words to a command's parameters: positional in order,
     /// or `--name value` / `--name=value`; `--` makes the rest positional.
+    /// Words a bool parameter accepts as its value.
+    static func isBoolWord(_ w: String) -> Bool {
+        ["true", "false", "1", "0", "yes", "no", "on", "off"].contains(w.lowercased())
+    }
+
     static func bind(_ words: [String], to command: Command) -> Result<[Value], ShellError> {
         let params = command.signature.parameters
         let usage = "pincer run \(command.usage)"
@@ -196,6 +201,9 @@ extension Shell {
                 guard given[index] == nil else { return fail("parameter '\(name)' is given twice") }
                 if let inline {
                     given[index] = inline
+                } else if params[index].type == .bool, i >= words.count || !Shell.isBoolWord(words[i]) {
+                    // A bool parameter works as a flag: `--loop` alone means true.
+                    given[index] = "true"
                 } else {
                     guard i < words.count else { return fail("--\(name) needs a value (\(params[index].type.rawValue))") }
                     given[index] = words[i]

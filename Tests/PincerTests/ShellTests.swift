@@ -46,6 +46,17 @@ final class ShellTests: XCTestCase {
         XCTAssertEqual(bad.stderr, "pincer: flag 'limit' is int: 'many' is not a 64-bit integer\n")
     }
 
+    func testBoolParametersWorkAsFlags() throws {
+        // `--bold` alone means true; `--bold false` still works; a bool
+        // parameter named json takes `--json` as its own.
+        let bold = try pincer("run", "a11y.contrast", "#777777", "white", "--size", "14", "--bold", "--json")
+        XCTAssertEqual(bold.status, 0, bold.stderr)
+        let result = Fixture.json(bold.stdout)["result"] as? [String: Any]
+        XCTAssertEqual((result?["text"] as? [String: Any])?["large"] as? Bool, true)
+        let plain = try pincer("run", "a11y.contrast", "#777777", "white", "--size", "14", "--bold", "false", "--json")
+        XCTAssertEqual(((Fixture.json(plain.stdout)["result"] as? [String: Any])?["text"] as? [String: Any])?["large"] as? Bool, false)
+    }
+
     func testPluginsAndCommandsAsJSON() throws {
         let plugins = try pincer("plugins", "--json")
         XCTAssertEqual(plugins.status, 0, plugins.stderr)

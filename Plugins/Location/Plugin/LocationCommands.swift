@@ -140,7 +140,7 @@ struct LocationCommands {
                 for fix in player.due() {
                     store.publish(fix)
                     count += 1
-                    args.output(args[7].bool ? JSON.object(LocationCommands.fields(fix)).serialized() : LocationCommands.line(fix))
+                    args.output((args[7].bool ? JSON.object(LocationCommands.fields(fix)).serialized() : LocationCommands.line(fix)) + "\n")
                 }
                 if player.isFinished { break }
                 usleep(20_000)
