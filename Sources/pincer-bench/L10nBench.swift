@@ -231,25 +231,9 @@ enum L10nBench {
     // MARK: the baseline
 
     static func baseline(listPath: String, count: Int) throws(BenchError) -> L10nBaselineFigures {
-        guard let script = scriptPath() else {
-            throw BenchError("cannot find scripts/bench-l10n-baseline.py (looked beside the package sources and in the current directory)")
-        }
-        guard let python = findInPath("python3") else {
-            throw BenchError("python3 is not on PATH; the baseline needs Python 3 with pseudol10nutil: install python3, then \(install)")
-        }
-        let arguments = [script, listPath, "--rounds", String(rounds)]
-        let command = (["python3"] + arguments.map { $0 == listPath ? "<strings.json>" : $0 }).joined(separator: " ")
-        let (status, output, errorOutput) = try runCapturing(python, arguments)
-        let text = String(decoding: output, as: UTF8.self)
-        let line = text.split(whereSeparator: { $0 == "\n" }).last.map(String.init) ?? ""
-        let parsed = try? JSON.parse(line)
-        if let message = parsed?["error"]?.stringValue {
-            throw BenchError(message)
-        }
-        guard status == 0, let parsed else {
-            let tail = String(decoding: errorOutput.suffix(600), as: UTF8.self).split(separator: "\n").suffix(4).joined(separator: " | ")
-            throw BenchError("`\(command)` exited with \(describe(status))\(tail.isEmpty ? "" : ": \(tail)"); is pseudol10nutil installed? \(install)")
-        }
+        let (parsed, command) = try PythonBaseline.run("bench-l10n-baseline.py", arguments: [listPath, "--rounds", String(rounds)],
+                                                       shown: [listPath: "<strings.json>"], library: "pseudol10nutil", install: install)
+        let line = parsed.serialized(pretty: false)
         guard let n = parsed["count"]?.int64Value, n == Int64(count),
               let seconds = parsed["best_seconds"]?.doubleValue, seconds > 0,
               let unchanged = parsed["unchanged"]?.int64Value,
@@ -263,105 +247,6 @@ enum L10nBench {
         return L10nBaselineFigures(strings: count, rounds: Int(parsed["rounds"]?.int64Value ?? Int64(rounds)), bestSeconds: seconds,
                                    unchanged: Int(unchanged), python: parsed["python"]?.stringValue ?? "?",
                                    version: parsed["pseudol10nutil"]?.stringValue ?? "?", command: command)
-    }
-
-    /// scripts/bench-l10n-baseline.py of the package this file was compiled
-    /// from, else of the current directory.
-    static func scriptPath() -> String? {
-        let relative = "scripts/bench-l10n-baseline.py"
-        var components = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        // .../Sources/pincer-bench/L10nBench.swift -> the package root.
-        if components.count > 3 {
-            components.removeLast(3)
-            let path = components.joined(separator: "/") + "/" + relative
-            if access(path, R_OK) == 0 { return path }
-        }
-        return access(relative, R_OK) == 0 ? relative : nil
-    }
-
-    static func findInPath(_ name: String) -> String? {
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":") where !directory.isEmpty {
-            let candidate = "\(directory)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
-    }
-
-    static func describe(_ status: Int32) -> String {
-        let signal = status & 0x7f
-        return signal == 0 ? "status \((status >> 8) & 0xff)" : "signal \(signal)"
-    }
-
-    /// Runs `path` with `arguments` (this process's environment), stdout
-    /// and stderr each through a pipe; returns the wait status and both.
-    static func runCapturing(_ path: String, _ arguments: [String]) throws(BenchError) -> (Int32, [UInt8], [UInt8]) {
-        var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
-        guard pipe(&out) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
-        guard pipe(&err) == 0 else {
-            close(out[0]); close(out[1])
-            throw BenchError("pipe: \(String(cString: strerror(errno)))")
-        }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, err[1], 2)
-        for fd in out + err { posix_spawn_file_actions_addclose(&actions, fd) }
-
-        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        var pid = pid_t()
-        let rc = argv.withUnsafeBufferPointer { a in
-            posix_spawn(&pid, path, &actions, nil, a.baseAddress!, environ)
-        }
-        close(out[1]); close(err[1])
-        guard rc == 0 else {
-            close(out[0]); close(err[0])
-            throw BenchError("posix_spawn \(path): \(String(cString: strerror(rc)))")
-        }
-        // Read both pipes to the end without either filling up.
-        var outBytes: [UInt8] = [], errBytes: [UInt8] = []
-        var fds = [pollfd(fd: out[0], events: Int16(POLLIN), revents: 0), pollfd(fd: err[0], events: Int16(POLLIN), revents: 0)]
-        var remaining = 2
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while remaining > 0 {
-            guard poll(&fds, 2, -1) >= 0 else {
-                if errno == EINTR { continue }
-                break
-            }
-            for k in 0..<2 where fds[k].fd >= 0 && fds[k].revents != 0 {
-                let n = buffer.withUnsafeMutableBytes { read(fds[k].fd, $0.baseAddress, $0.count) }
-                if n > 0 {
-                    if k == 0 { outBytes += buffer[0..<n] } else { errBytes += buffer[0..<n] }
-                } else if n == 0 || errno != EINTR {
-                    close(fds[k].fd)
-                    fds[k].fd = -1
-                    remaining -= 1
-                }
-            }
-        }
-        for k in 0..<2 where fds[k].fd >= 0 { close(fds[k].fd) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw BenchError("waitpid \(path): \(String(cString: strerror(errno)))") }
-        }
-        return (status, outBytes, errBytes)
-    }
-
-    static func writeFile(_ path: String, _ bytes: [UInt8]) throws(BenchError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw BenchError("cannot create \(path): \(String(cString: strerror(errno)))") }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else {
-                let message = String(cString: strerror(errno))
-                close(fd)
-                throw BenchError("writing \(path): \(message)")
-            }
-        }
-        guard close(fd) == 0 else { throw BenchError("closing \(path): \(String(cString: strerror(errno)))") }
     }
 }
 

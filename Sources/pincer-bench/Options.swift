@@ -2,7 +2,7 @@
 
 /// What to measure and how to print it.
 struct BenchOptions: Sendable {
-    enum Part: String, Sendable { case dispatch, startup, flags, net, l10n, a11y }
+    enum Part: String, Sendable { case dispatch, startup, flags, net, l10n, a11y, loc }
 
     var json = false
     var runs = 30
@@ -11,6 +11,7 @@ struct BenchOptions: Sendable {
     var lookups = 6_000_000
     var requests = 2_000
     var strings = 100_000
+    var points = 200_000
     var only: Part?
     var help = false
 
@@ -20,11 +21,12 @@ struct BenchOptions: Sendable {
     var runsNet: Bool { only == nil || only == .net }
     var runsL10n: Bool { only == nil || only == .l10n }
     var runsA11y: Bool { only == nil || only == .a11y }
+    var runsLoc: Bool { only == nil || only == .loc }
 
     static let usage = """
         usage: pincer-bench [--json] [--runs N] [--calls N] [--threads N] [--lookups N]
-                            [--requests N] [--strings N]
-                            [--only dispatch|startup|flags|net|l10n|a11y]
+                            [--requests N] [--strings N] [--points N]
+                            [--only dispatch|startup|flags|net|l10n|a11y|loc]
 
         Measures the Pincer host against baselines taken in the same run and
         prints the figures as ratios:
@@ -67,6 +69,17 @@ struct BenchOptions: Sendable {
                     target: full pass < 50 ms
                     info: elements walked, contrast reads (from pixels, from
                     known colours, not measurable), findings by check
+          loc       GPX parse throughput (RouteFormats.readGPX, from bytes in
+                    memory) of a generated GPX 1.1 file of 200,000 track
+                    points (ele, time, some Garmin hr/cad extensions), in
+                    points/s and MB/s, against gpxpy (PyPI) parsing the same
+                    file, run as `python3 scripts/bench-loc-baseline.py`;
+                    and interpolated fixes/s: Timeline.fixes of the longest
+                    track at an interval of 0.1 s.
+                    pass: both parsers ran and counted the same points, and
+                    each pass gave about duration / 0.1 fixes (no numeric
+                    target; the ratio is printed). info: parse including
+                    reading the file, Timeline build time
 
         Options:
           --json          print one JSON object with every figure instead of text
@@ -79,8 +92,10 @@ struct BenchOptions: Sendable {
                           (default 2000)
           --strings N     strings in the generated catalog for l10n
                           (default 100000)
-          --only PART     run only `dispatch`, `startup`, `flags`, `net`, `l10n`
-                          or `a11y`
+          --points N      track points in the generated GPX file for loc
+                          (default 200000, at least 1000, at most 1000000)
+          --only PART     run only `dispatch`, `startup`, `flags`, `net`, `l10n`,
+                          `a11y` or `loc`
           --help          show this help
 
         Exit status: 0 every target met, 1 a target missed (or a measurement
@@ -91,7 +106,8 @@ struct BenchOptions: Sendable {
         flags part the library libpincer-plugin-flags.so beside pincer-bench,
         the net part libpincer-plugin-net.so; the l10n part needs python3 with
         pseudol10nutil (pip install --pre pseudol10nutil) and the package's
-        scripts/bench-l10n-baseline.py:
+        scripts/bench-l10n-baseline.py, the loc part python3 with gpxpy
+        (pip install gpxpy) and scripts/bench-loc-baseline.py:
           swift build -c release && .build/release/pincer-bench
 
         """
@@ -139,10 +155,17 @@ struct BenchOptions: Sendable {
                 options.requests = try count(try value(for: flag, inline: inline), flag: flag)
             case "--strings":
                 options.strings = try count(try value(for: flag, inline: inline), flag: flag)
+            case "--points":
+                let text = try value(for: flag, inline: inline)
+                let n = try count(text, flag: flag)
+                guard (1_000...1_000_000).contains(n) else {
+                    throw UsageError(message: "--points expects 1000 to 1000000 track points, got '\(text)'")
+                }
+                options.points = n
             case "--only":
                 let part = try value(for: flag, inline: inline)
                 guard let p = Part(rawValue: part) else {
-                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net', 'l10n' or 'a11y', got '\(part)'")
+                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net', 'l10n', 'a11y' or 'loc', got '\(part)'")
                 }
                 options.only = p
             default:

@@ -23,12 +23,14 @@ struct Report: Sendable {
     var l10nError: String?
     var a11y: A11yFigures?
     var a11yError: String?
+    var loc: LocFigures?
+    var locError: String?
 
     /// Every part that ran met its target, and none failed to measure.
     var passed: Bool {
-        dispatchError == nil && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil
+        dispatchError == nil && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil && locError == nil
             && (dispatch?.passed ?? true) && (startup?.passed ?? true) && (flags?.passed ?? true) && (net?.passed ?? true)
-            && (l10n?.passed ?? true) && (a11y?.passed ?? true)
+            && (l10n?.passed ?? true) && (a11y?.passed ?? true) && (loc?.passed ?? true)
     }
 
     static func verdict(_ pass: Bool) -> String { pass ? "PASS" : "FAIL" }
@@ -110,6 +112,13 @@ struct Report: Sendable {
         } else if let e = a11yError {
             lines.append("")
             lines.append(row("a11y", "error: \(e)", "", "FAIL"))
+        }
+        if let l = loc {
+            lines.append("")
+            lines += locText(l, row: row)
+        } else if let e = locError {
+            lines.append("")
+            lines.append(row("loc", "error: \(e)", "", "FAIL"))
         }
         lines.append("")
         lines.append("result    \(passed ? "all targets met" : "target missed")")
@@ -197,6 +206,11 @@ struct Report: Sendable {
             members.append(("a11y", a11yJSON(a)))
         } else if let e = a11yError {
             members.append(("a11y", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let l = loc {
+            members.append(("loc", locJSON(l)))
+        } else if let e = locError {
+            members.append(("loc", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         members.append(("pass", .bool(passed)))
         return JSON.object(members).serialized(pretty: true) + "\n"
@@ -450,5 +464,117 @@ extension Report {
             ("target_ms", .double(A11yFigures.targetMilliseconds)),
             ("pass", .bool(a.passed)),
         ])
+    }
+}
+
+extension Report {
+    func locText(_ l: LocFigures, row: (String, String, String, String) -> String) -> [String] {
+        var lines: [String] = []
+        var part = "loc"
+        func add(_ label: String, _ value: String, _ note: String = "") {
+            lines.append(row(part, label, value, note))
+            part = ""
+        }
+        func points(_ rate: Double) -> String {
+            rate >= 1e6 ? Format.rate(rate, unit: "points") : "\(Format.short(rate / 1000)) k points/s"
+        }
+        func megabytes(_ rate: Double) -> String { "\(Format.short(rate)) MB/s" }
+        func time(_ seconds: Double) -> String {
+            seconds >= 1 ? "\(Format.fixed(seconds, 2)) s" : "\(Format.fixed(seconds * 1000, 0)) ms"
+        }
+        add("GPX parse, from memory (GeoRoutes)", points(l.pointRate),
+            "(\(megabytes(l.megabytesPerSecond)), \(time(Double(l.parseNanoseconds) / 1e9)))")
+        if let b = l.baseline {
+            add("gpxpy \(b.version) parse (baseline)", points(b.pointRate), "(\(megabytes(b.megabytesPerSecond)), \(time(b.bestSeconds)))")
+            if let ratio = l.ratio {
+                add("ratio GeoRoutes/gpxpy (rate)", Format.ratio(ratio), "higher is better  \(Report.verdict(l.passed))")
+            }
+        }
+        add("info: read file + parse (GeoRoutes)\(l.fileRounds == 1 ? ", once" : "")", points(l.filePointRate),
+            "(\(megabytes(l.fileMegabytesPerSecond)), \(time(Double(l.fileParseNanoseconds) / 1e9)))")
+        if let p = l.playback {
+            add("interpolated fixes, interval \(Format.short(p.interval)) s", Format.rate(p.rate, unit: "fixes"),
+                "(\(Format.fixed(p.nanosecondsPerFix, 1)) ns/fix, \(p.fixes) fixes)")
+            add("info: Timeline build, \(p.points) points", time(Double(p.buildNanoseconds) / 1e9))
+        }
+        let mb = Format.fixed(Double(l.fileBytes) / 1e6, 1)
+        let gpxpyRounds = l.baseline.map { b in
+            b.rounds == b.roundsRequested ? "" : " (gpxpy: \(b.rounds) of \(b.roundsRequested) within \(Format.fixed(b.budgetSeconds, 0)) s)"
+        } ?? ""
+        lines.append("          best of \(l.rounds) rounds\(gpxpyRounds): a \(mb) MB GPX 1.1 file, \(l.tracks) tracks, \(l.segments) segments,")
+        lines.append("          \(l.points) track points with ele and time (1 s apart), \(l.pointsWithExtensions) with Garmin hr/cad, \(l.stops) stop\(l.stops == 1 ? "" : "s");")
+        let counted = l.baseline == nil ? "checked against the generator" : l.countMismatch == nil ? "equal on both sides" : "DIFFERENT"
+        lines.append("          \(l.waypoints) waypoints; counts \(counted)\(l.baseline.map { " (Python \($0.python))" } ?? "")")
+        if let p = l.playback {
+            lines.append("          playback: track '\(p.track)' (\(Format.fixed(p.duration / 3600, 1)) h of route time), best of \(p.rounds); about duration / \(Format.short(p.interval)) fixes, checked")
+        }
+        if !l.notes.isEmpty { lines.append("          reader notes: \(l.notes.joined(separator: "; "))") }
+        for (what, message) in l.errors {
+            lines.append("")
+            add("error: \(what): \(message)", "", "FAIL")
+        }
+        return lines
+    }
+
+    func locJSON(_ l: LocFigures) -> JSON {
+        var members: [(String, JSON)] = [
+            ("file_bytes", .int(Int64(l.fileBytes))),
+            ("tracks", .int(Int64(l.tracks))),
+            ("segments", .int(Int64(l.segments))),
+            ("points", .int(Int64(l.points))),
+            ("points_per_track", .array(l.perTrack.map { .int(Int64($0)) })),
+            ("points_with_extensions", .int(Int64(l.pointsWithExtensions))),
+            ("stops", .int(Int64(l.stops))),
+            ("waypoints", .int(Int64(l.waypoints))),
+            ("rounds", .int(Int64(l.rounds))),
+            ("file_rounds", .int(Int64(l.fileRounds))),
+            ("points_per_second", .rounded(l.pointRate, 0)),
+            ("mb_per_second", .rounded(l.megabytesPerSecond, 2)),
+            ("parse_seconds", .rounded(Double(l.parseNanoseconds) / 1e9, 4)),
+            ("file_points_per_second", .rounded(l.filePointRate, 0)),
+            ("file_mb_per_second", .rounded(l.fileMegabytesPerSecond, 2)),
+            ("file_parse_seconds", .rounded(Double(l.fileParseNanoseconds) / 1e9, 4)),
+            ("notes", .array(l.notes.map { .string($0) })),
+        ]
+        if let b = l.baseline {
+            members.append(("gpxpy", .object([
+                ("version", .string(b.version)),
+                ("python", .string(b.python)),
+                ("command", .string(b.command)),
+                ("rounds", .int(Int64(b.rounds))),
+                ("rounds_requested", .int(Int64(b.roundsRequested))),
+                ("budget_seconds", .double(b.budgetSeconds)),
+                ("points_per_second", .rounded(b.pointRate, 0)),
+                ("mb_per_second", .rounded(b.megabytesPerSecond, 3)),
+                ("parse_seconds", .rounded(b.bestSeconds, 4)),
+                ("tracks", .int(Int64(b.tracks))),
+                ("segments", .int(Int64(b.segments))),
+                ("points", .int(Int64(b.points))),
+                ("waypoints", .int(Int64(b.waypoints))),
+            ])))
+            if let ratio = l.ratio { members.append(("ratio_ours_over_gpxpy", .rounded(ratio, 3))) }
+            members.append(("counts_equal", .bool(l.countMismatch == nil)))
+        } else if let e = l.baselineError {
+            members.append(("gpxpy", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let p = l.playback {
+            members.append(("playback", .object([
+                ("interval_seconds", .double(p.interval)),
+                ("track", .string(p.track)),
+                ("track_points", .int(Int64(p.points))),
+                ("rounds", .int(Int64(p.rounds))),
+                ("duration_seconds", .rounded(p.duration, 3)),
+                ("fixes", .int(Int64(p.fixes))),
+                ("fixes_per_second", .rounded(p.rate, 0)),
+                ("ns_per_fix", .rounded(p.nanosecondsPerFix, 2)),
+                ("seconds", .rounded(Double(p.nanoseconds) / 1e9, 4)),
+                ("build_seconds", .rounded(Double(p.buildNanoseconds) / 1e9, 4)),
+            ])))
+        } else if let e = l.playbackError {
+            members.append(("playback", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let m = l.countMismatch { members.append(("count_mismatch", .string(m))) }
+        members.append(("pass", .bool(l.passed)))
+        return .object(members)
     }
 }

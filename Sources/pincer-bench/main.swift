@@ -82,5 +82,15 @@ if options.runsA11y {
         printError("pincer-bench: a11y: \(error.message)")
     }
 }
+if options.runsLoc {
+    do {
+        let loc = try LocBench.run(points: options.points)
+        for (part, message) in loc.errors { printError("pincer-bench: loc: \(part): \(message)") }
+        report.loc = loc
+    } catch {
+        report.locError = error.message
+        printError("pincer-bench: loc: \(error.message)")
+    }
+}
 printOut(options.json ? report.json() : report.text())
 exit(report.passed ? 0 : 1)
