@@ -43,6 +43,8 @@ let package = Package(
 
         // JSON reading and writing without Foundation, shared by host and plugins.
         .target(name: "PincerJSON"),
+        // A strict XML 1.0 reader over UTF-8 bytes, shared by the dump and GPX importers.
+        .target(name: "PincerXML"),
         .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "CSQLite", "PincerJSON"]),
         .target(name: "PincerShell", dependencies: ["PincerHost", "CEdit"]),
         .executableTarget(name: "pincer", dependencies: ["PincerShell"]),
@@ -70,12 +72,12 @@ let package = Package(
                 linkerSettings: exportOnlyEntry),
         // The accessibility audit (model, importers, checks, reports, pictures),
         // a library so tests and the benchmark reach it directly; the plugin is glue.
-        .target(name: "A11yAudit", dependencies: ["PincerPluginKit", "PincerJSON", "CPNG"], path: "Plugins/AccessibilityAudit/Core"),
+        .target(name: "A11yAudit", dependencies: ["PincerPluginKit", "PincerJSON", "PincerXML", "CPNG"], path: "Plugins/AccessibilityAudit/Core"),
         .target(name: "AccessibilityAudit", dependencies: ["PincerPluginKit", "A11yAudit"], path: "Plugins/AccessibilityAudit/Plugin",
                 linkerSettings: exportOnlyEntry),
         // Location spoofing and routes (geodesy, GPX and GeoJSON, playback),
         // a library so tests and the benchmark reach it directly.
-        .target(name: "GeoRoutes", dependencies: ["PincerPluginKit", "PincerJSON"], path: "Plugins/Location/Core"),
+        .target(name: "GeoRoutes", dependencies: ["PincerPluginKit", "PincerJSON", "PincerXML"], path: "Plugins/Location/Core"),
         .target(name: "Location", dependencies: ["PincerPluginKit", "GeoRoutes"], path: "Plugins/Location/Plugin",
                 linkerSettings: exportOnlyEntry),
 

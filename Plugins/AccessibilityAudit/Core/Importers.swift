@@ -1,4 +1,5 @@
 import PincerJSON
+import PincerXML
 
 /// Importers for real UI dumps: they turn an Android `uiautomator dump` (or
 /// the Appium UiAutomator2 page source, the same tree with class names as
@@ -110,7 +111,7 @@ public enum LayoutImport {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             return try LayoutJSON.read(Array(bytes[start...]))
         case UInt8(ascii: "<"):
-            let document = try DumpXML.parse(bytes)
+            let document = try parseDump(bytes)
             let root = document.root
             if root.name == "hierarchy" { return try uiautomator(document, scale: scale) }
             if root.name == "AppiumAUT" || isXCUIElement(root) || containsXCUIElement(root) {
@@ -127,16 +128,27 @@ public enum LayoutImport {
     /// An Android `uiautomator dump` (or Appium UiAutomator2 page source).
     /// `scale` is the pixels per point (default 2.625, see the type's rules).
     public static func uiautomator(_ bytes: [UInt8], scale: Double? = nil) throws(LayoutError) -> Screen {
-        try uiautomator(try DumpXML.parse(bytes), scale: scale)
+        try uiautomator(try parseDump(bytes), scale: scale)
     }
 
     /// An Appium / WebDriverAgent iOS page source. `scale` is the pixels per
     /// point (default 3).
     public static func appiumIOS(_ bytes: [UInt8], scale: Double? = nil) throws(LayoutError) -> Screen {
-        try appiumIOS(try DumpXML.parse(bytes), scale: scale)
+        try appiumIOS(try parseDump(bytes), scale: scale)
     }
 
     // MARK: - Shared
+
+    /// A dump's XML, read strictly (PincerXML) without its character data (the
+    /// dumps carry everything in attributes), no deeper than JSON layouts.
+    /// Syntax errors read "XML line L, column C: ...".
+    static func parseDump(_ bytes: [UInt8]) throws(LayoutError) -> XMLReader.Document {
+        do {
+            return try XMLReader.parse(bytes, maximumDepth: LayoutJSON.maximumReadDepth, keepText: false)
+        } catch {
+            throw LayoutError("XML \(error.description)")
+        }
+    }
 
     static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
 
@@ -161,7 +173,7 @@ public enum LayoutImport {
     }
 
     /// Child paths: "<parent>/<name>[n]", n counting same-named siblings from 1.
-    static func childPaths(_ node: DumpXML.Node, under path: String) -> [String] {
+    static func childPaths(_ node: XMLReader.Node, under path: String) -> [String] {
         var seen: [String: Int] = [:]
         return node.children.map { child in
             let n = (seen[child.name] ?? 0) + 1
@@ -170,13 +182,13 @@ public enum LayoutImport {
         }
     }
 
-    static func location(_ path: String, _ node: DumpXML.Node, _ document: DumpXML.Document) -> String {
+    static func location(_ path: String, _ node: XMLReader.Node, _ document: XMLReader.Document) -> String {
         "\(path) (line \(document.line(of: node)))"
     }
 
     // MARK: - uiautomator
 
-    static func uiautomator(_ document: DumpXML.Document, scale requested: Double?) throws(LayoutError) -> Screen {
+    static func uiautomator(_ document: XMLReader.Document, scale requested: Double?) throws(LayoutError) -> Screen {
         let root = document.root
         guard root.name == "hierarchy" else {
             throw LayoutError("not a uiautomator dump: the root element is <\(root.name)> (line \(document.line(of: root))), expected <hierarchy>")
@@ -217,7 +229,7 @@ public enum LayoutImport {
     }
 
     /// The bounds in pixels; nil when the node has none.
-    static func androidBounds(_ node: DumpXML.Node, path: String, _ document: DumpXML.Document) throws(LayoutError) -> Rect? {
+    static func androidBounds(_ node: XMLReader.Node, path: String, _ document: XMLReader.Document) throws(LayoutError) -> Rect? {
         guard let raw = node.attribute("bounds") else { return nil }
         let bytes = Array(raw.utf8)
         var i = 0
@@ -260,39 +272,39 @@ public enum LayoutImport {
     }
 
     struct AndroidConverter {
-        let document: DumpXML.Document
+        let document: XMLReader.Document
         let scale: Double
 
-        static func flag(_ node: DumpXML.Node, _ name: String) -> Bool { node.attribute(name) == "true" }
+        static func flag(_ node: XMLReader.Node, _ name: String) -> Bool { node.attribute(name) == "true" }
 
-        static func isShown(_ node: DumpXML.Node) -> Bool {
+        static func isShown(_ node: XMLReader.Node) -> Bool {
             node.attribute("bounds") != nil && node.attribute("visible-to-user") != "false" && node.attribute("displayed") != "false"
         }
 
         /// Clickable, long-clickable or focusable, and not a scrolling container.
-        static func isActionable(_ node: DumpXML.Node) -> Bool {
+        static func isActionable(_ node: XMLReader.Node) -> Bool {
             (flag(node, "clickable") || flag(node, "long-clickable") || flag(node, "focusable"))
                 && !(flag(node, "scrollable") && !node.children.isEmpty)
         }
 
-        static func ownSpeech(_ node: DumpXML.Node) -> String? {
+        static func ownSpeech(_ node: XMLReader.Node) -> String? {
             speakable(node.attribute("content-desc")) ?? speakable(node.attribute("text"))
         }
 
         /// What TalkBack adds to a focused node from its descendants: the text of
         /// shown, non-actionable descendants, stopping at actionable ones.
-        static func descendantSpeech(_ node: DumpXML.Node, into speech: inout [String]) {
+        static func descendantSpeech(_ node: XMLReader.Node, into speech: inout [String]) {
             for child in node.children where isShown(child) && !isActionable(child) {
                 if let s = ownSpeech(child) { speech.append(s) }
                 descendantSpeech(child, into: &speech)
             }
         }
 
-        static func className(_ node: DumpXML.Node) -> String? {
+        static func className(_ node: XMLReader.Node) -> String? {
             nonEmpty(node.attribute("class")) ?? (node.name == "node" ? nil : node.name)
         }
 
-        static func traits(_ node: DumpXML.Node) -> Traits {
+        static func traits(_ node: XMLReader.Node) -> Traits {
             var traits: Traits = []
             let full = className(node) ?? ""
             let short = String(full.split(separator: ".").last ?? "")
@@ -323,7 +335,7 @@ public enum LayoutImport {
             return traits
         }
 
-        func element(_ node: DumpXML.Node, path: String, depth: Int, parentOrigin: (x: Double, y: Double),
+        func element(_ node: XMLReader.Node, path: String, depth: Int, parentOrigin: (x: Double, y: Double),
                               hiddenAbove: Bool, absorbed: Bool) throws(LayoutError) -> Element {
             let pixels = try androidBounds(node, path: path, document)
             let frame = pixels.map { Rect(x: $0.x / scale, y: $0.y / scale, width: $0.width / scale, height: $0.height / scale) }
@@ -372,9 +384,9 @@ public enum LayoutImport {
 
     static let xcuiPrefix = "XCUIElementType"
 
-    static func isXCUIElement(_ node: DumpXML.Node) -> Bool { node.name.hasPrefix(xcuiPrefix) }
+    static func isXCUIElement(_ node: XMLReader.Node) -> Bool { node.name.hasPrefix(xcuiPrefix) }
 
-    static func containsXCUIElement(_ node: DumpXML.Node) -> Bool {
+    static func containsXCUIElement(_ node: XMLReader.Node) -> Bool {
         var stack = [node]
         while let next = stack.popLast() {
             if isXCUIElement(next) { return true }
@@ -383,9 +395,9 @@ public enum LayoutImport {
         return false
     }
 
-    static func appiumIOS(_ document: DumpXML.Document, scale requested: Double?) throws(LayoutError) -> Screen {
+    static func appiumIOS(_ document: XMLReader.Document, scale requested: Double?) throws(LayoutError) -> Screen {
         let root = document.root
-        let tops: [DumpXML.Node], paths: [String]
+        let tops: [XMLReader.Node], paths: [String]
         if isXCUIElement(root) {
             tops = [root]
             paths = ["/\(root.name)"]
@@ -437,7 +449,7 @@ public enum LayoutImport {
         "Key": .keyboardKey, "Tab": .tab,
     ]
 
-    static func iosElement(_ node: DumpXML.Node, path: String, depth: Int, _ document: DumpXML.Document) throws(LayoutError) -> Element {
+    static func iosElement(_ node: XMLReader.Node, path: String, depth: Int, _ document: XMLReader.Document) throws(LayoutError) -> Element {
         guard isXCUIElement(node) else {
             throw LayoutError("expected an XCUIElementType… element, found <\(node.name)> at \(location(path, node, document))")
         }

@@ -1,54 +1,85 @@
-// A small strict XML 1.0 reader for UI dumps (uiautomator, Appium /
-// WebDriverAgent page sources). It works on UTF-8 bytes and builds a tree of
-// elements with their attributes; character data is checked but not kept
-// (the dumps carry everything in attributes).
+// A small strict XML 1.0 reader over UTF-8 bytes, shared by the importers of
+// UI dumps (uiautomator, Appium / WebDriverAgent page sources) and of GPX
+// files. It builds a tree of elements with their attributes and, unless told
+// not to, their character data.
 //
 // Accepted: elements, self-closing tags, attributes quoted with " or ', the
 // five predefined entities (&lt; &gt; &amp; &quot; &apos;), decimal and
 // hexadecimal character references, comments, processing instructions (the
-// <?xml ...?> declaration first of all), CDATA sections, a UTF-8 byte order
-// mark. Refused, with the line and column (columns count characters, from 1):
-// empty input, invalid UTF-8 or control characters, mismatched or unclosed
-// tags, unknown entities or '&' without ';', attributes without a value or
-// without quotes, duplicate attributes, '<' in an attribute value, text or a
-// second element after the root, text before the root, DOCTYPE (dumps have
-// none), nesting deeper than `maximumDepth`. Namespaces are not interpreted
-// (`a:b` is just a name).
+// <?xml ...?> declaration first of all), CDATA sections (their text is kept),
+// a UTF-8 byte order mark. Line ends in text are normalised to LF as XML
+// requires. Refused, with the line and column (columns count characters,
+// from 1): empty input, UTF-16, invalid UTF-8 or control characters,
+// mismatched or unclosed tags, unknown entities or '&' without ';',
+// attributes without a value or without quotes, duplicate attributes, '<' in
+// an attribute value, text or a second element after the root, text before
+// the root, DOCTYPE, nesting deeper than `maximumDepth`. Namespaces are not
+// interpreted (`a:b` is just a name).
 
-enum DumpXML {
-    /// Deeper documents are refused (the layout reader stops at the same depth).
-    static let maximumDepth = LayoutJSON.maximumReadDepth
-
-    struct Node: Sendable {
-        var name: String
+public enum XMLReader {
+    /// One element of a parsed document.
+    public struct Node: Sendable {
+        /// The qualified name as written (`gpxtpx:speed`).
+        public var name: String
         /// In document order, references resolved, attribute-value
         /// normalisation applied (a literal tab or line break becomes a space).
-        var attributes: [(name: String, value: String)]
-        var children: [Node]
+        public var attributes: [(name: String, value: String)]
+        public var children: [Node]
+        /// The element's own character data (not its children's), CDATA
+        /// included, references resolved, line ends normalised to LF. Empty
+        /// when the document was parsed with `keepText: false`.
+        public var text: String
         /// Byte offset of the `<` of the start tag.
-        var offset: Int
+        public var offset: Int
 
-        func attribute(_ name: String) -> String? {
+        public init(name: String, attributes: [(name: String, value: String)] = [], children: [Node] = [], text: String = "", offset: Int = 0) {
+            self.name = name
+            self.attributes = attributes
+            self.children = children
+            self.text = text
+            self.offset = offset
+        }
+
+        public func attribute(_ name: String) -> String? {
             attributes.first { $0.name == name }?.value
         }
     }
 
-    struct Document: Sendable {
-        var root: Node
+    public struct Document: Sendable {
+        public var root: Node
         /// Byte offsets where each line starts (for positions in messages).
         fileprivate var lineStarts: [Int]
         fileprivate var bytes: [UInt8]
 
         /// The 1-based line and column (in characters) of a byte offset.
-        func position(of offset: Int) -> (line: Int, column: Int) {
-            DumpXML.position(of: offset, lineStarts: lineStarts, bytes: bytes)
+        public func position(of offset: Int) -> (line: Int, column: Int) {
+            XMLReader.position(of: offset, lineStarts: lineStarts, bytes: bytes)
         }
 
-        func line(of node: Node) -> Int { position(of: node.offset).line }
+        public func line(of node: Node) -> Int { position(of: node.offset).line }
     }
 
-    static func parse(_ bytes: [UInt8]) throws(LayoutError) -> Document {
-        var reader = Reader(bytes: bytes)
+    /// A refused document: where (1-based line, column in characters) and why.
+    public struct SyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+        public var line: Int
+        public var column: Int
+        public var message: String
+
+        public init(line: Int, column: Int, message: String) {
+            self.line = line
+            self.column = column
+            self.message = message
+        }
+
+        /// "line L, column C: message".
+        public var description: String { "line \(line), column \(column): \(message)" }
+    }
+
+    /// Parses a whole document. Elements nested more than `maximumDepth`
+    /// levels are refused; with `keepText: false` character data is checked
+    /// but not kept (every `text` is empty).
+    public static func parse(_ bytes: [UInt8], maximumDepth: Int = 1000, keepText: Bool = true) throws(SyntaxError) -> Document {
+        var reader = Reader(bytes: bytes, maximumDepth: maximumDepth, keepText: keepText)
         let root = try reader.document()
         return Document(root: root, lineStarts: reader.lineStarts, bytes: bytes)
     }
@@ -72,25 +103,30 @@ enum DumpXML {
 }
 
 private struct Reader {
+    typealias Node = XMLReader.Node
+    typealias SyntaxError = XMLReader.SyntaxError
+
     let bytes: [UInt8]
+    let maximumDepth: Int
+    let keepText: Bool
     var i = 0
     var lineStarts: [Int] = [0]
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: [UInt8], maximumDepth: Int, keepText: Bool) {
+        self.bytes = bytes
+        self.maximumDepth = maximumDepth
+        self.keepText = keepText
+    }
 
     // MARK: Errors
 
-    func position(_ offset: Int) -> (line: Int, column: Int) {
-        DumpXML.position(of: offset, lineStarts: lineStarts, bytes: bytes)
-    }
-
-    func error(at offset: Int, _ message: String) -> LayoutError {
-        let p = position(offset)
-        return LayoutError("XML line \(p.line), column \(p.column): \(message)")
+    func error(at offset: Int, _ message: String) -> SyntaxError {
+        let p = XMLReader.position(of: offset, lineStarts: lineStarts, bytes: bytes)
+        return SyntaxError(line: p.line, column: p.column, message: message)
     }
 
     func describe(_ offset: Int) -> String {
-        let p = position(offset)
+        let p = XMLReader.position(of: offset, lineStarts: lineStarts, bytes: bytes)
         return "line \(p.line), column \(p.column)"
     }
 
@@ -130,9 +166,19 @@ private struct Reader {
         while let b = peek(), Reader.isSpace(b) { i += 1 }
     }
 
+    static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return digits.count < 4 ? String(repeating: "0", count: 4 - digits.count) + digits : digits
+    }
+
+    static func byteHex(_ b: UInt8) -> String {
+        let digits = String(b, radix: 16, uppercase: true)
+        return digits.count < 2 ? "0" + digits : digits
+    }
+
     /// Checks the whole input is UTF-8 made of XML characters and records
     /// where lines start (CR LF, CR and LF each end a line).
-    mutating func scanLines() throws(LayoutError) {
+    mutating func scanLines() throws(SyntaxError) {
         var k = 0
         while k < bytes.count {
             let b = bytes[k]
@@ -143,7 +189,7 @@ private struct Reader {
                     if k + 1 < bytes.count, bytes[k + 1] == 0x0A { k += 1 }
                     lineStarts.append(k + 1)
                 } else if b < 0x20 && b != 0x09 {
-                    throw error(at: k, "control character U+\(hex(UInt32(b))) is not allowed in XML")
+                    throw error(at: k, "control character U+\(Reader.hex(UInt32(b))) is not allowed in XML")
                 }
                 k += 1
                 continue
@@ -153,32 +199,32 @@ private struct Reader {
             case 0xC2...0xDF: length = 2; initial = UInt32(b & 0x1F)
             case 0xE0...0xEF: length = 3; initial = UInt32(b & 0x0F)
             case 0xF0...0xF4: length = 4; initial = UInt32(b & 0x07)
-            default: throw error(at: k, "invalid UTF-8 (byte 0x\(hex(UInt32(b))))")
+            default: throw error(at: k, "invalid UTF-8 (byte 0x\(Reader.byteHex(b))); the file must be UTF-8")
             }
             guard k + length <= bytes.count else { throw error(at: k, "invalid UTF-8 (truncated character at the end)") }
             var scalar = initial
             for n in 1..<length {
                 let c = bytes[k + n]
-                guard c & 0xC0 == 0x80 else { throw error(at: k, "invalid UTF-8 (byte 0x\(hex(UInt32(c))) inside a character)") }
+                guard c & 0xC0 == 0x80 else {
+                    throw error(at: k, "invalid UTF-8 (byte 0x\(Reader.byteHex(b)) is not followed by the rest of its character); the file must be UTF-8")
+                }
                 scalar = scalar << 6 | UInt32(c & 0x3F)
             }
             let minimum: UInt32 = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000
             guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else {
                 throw error(at: k, "invalid UTF-8 (overlong or out-of-range character)")
             }
-            guard Reader.isXMLChar(scalar) else { throw error(at: k, "character U+\(hex(scalar)) is not allowed in XML") }
+            guard Reader.isXMLChar(scalar) else { throw error(at: k, "character U+\(Reader.hex(scalar)) is not allowed in XML") }
             k += length
         }
     }
 
-    func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return digits.count < 4 ? String(repeating: "0", count: 4 - digits.count) + digits : digits
-    }
-
     // MARK: Document
 
-    mutating func document() throws(LayoutError) -> DumpXML.Node {
+    mutating func document() throws(SyntaxError) -> Node {
+        if bytes.count >= 2, (bytes[0] == 0xFF && bytes[1] == 0xFE) || (bytes[0] == 0xFE && bytes[1] == 0xFF) {
+            throw SyntaxError(line: 1, column: 1, message: "the file is UTF-16; only UTF-8 is supported")
+        }
         try scanLines()
         if startsWith("\u{FEFF}") { i += 3 }
         let contentStart = i
@@ -233,7 +279,7 @@ private struct Reader {
         return target == Array("xml".utf8) && (Reader.isSpace(bytes[offset + 5]) || bytes[offset + 5] == UInt8(ascii: "?"))
     }
 
-    mutating func instruction() throws(LayoutError) {
+    mutating func instruction() throws(SyntaxError) {
         let start = i
         i += 2
         guard let b = peek(), Reader.isNameStart(b) else { throw error(at: i, "expected a processing instruction name after '<?'") }
@@ -244,7 +290,7 @@ private struct Reader {
         throw error(at: start, "unterminated processing instruction (no '?>')")
     }
 
-    mutating func comment() throws(LayoutError) {
+    mutating func comment() throws(SyntaxError) {
         let start = i
         i += 4
         while !atEnd {
@@ -258,17 +304,30 @@ private struct Reader {
         throw error(at: start, "unterminated comment (no '-->')")
     }
 
-    mutating func cdata() throws(LayoutError) {
+    /// A CDATA section at `<![CDATA[`; its text is appended to `text`.
+    mutating func cdata(into text: inout [UInt8]) throws(SyntaxError) {
         let start = i
         i += 9
         while !atEnd {
             if startsWith("]]>") { i += 3; return }
-            i += 1
+            appendText(bytes[i], into: &text)
         }
         throw error(at: start, "unterminated CDATA section (no ']]>')")
     }
 
-    mutating func name(what: String) throws(LayoutError) -> String {
+    /// Appends the byte of character data at `i` (when text is kept) with XML
+    /// line-end normalisation (CR LF and lone CR become LF) and advances past it.
+    mutating func appendText(_ b: UInt8, into text: inout [UInt8]) {
+        if b == 0x0D {
+            if keepText { text.append(0x0A) }
+            i += peek(1) == 0x0A ? 2 : 1
+        } else {
+            if keepText { text.append(b) }
+            i += 1
+        }
+    }
+
+    mutating func name(what: String) throws(SyntaxError) -> String {
         let start = i
         guard let b = peek(), Reader.isNameStart(b) else {
             if let b = peek() {
@@ -281,8 +340,8 @@ private struct Reader {
         return String(decoding: bytes[start..<i], as: UTF8.self)
     }
 
-    /// An entity or character reference at `&`; returns the character.
-    mutating func reference() throws(LayoutError) -> String {
+    /// An entity or character reference at `&`; appends the character.
+    mutating func reference(into out: inout [UInt8]) throws(SyntaxError) {
         let start = i
         i += 1
         var end = i
@@ -294,11 +353,11 @@ private struct Reader {
         let body = String(decoding: bytes[i..<end], as: UTF8.self)
         i = end + 1
         switch body {
-        case "lt": return "<"
-        case "gt": return ">"
-        case "amp": return "&"
-        case "quot": return "\""
-        case "apos": return "'"
+        case "lt": out.append(UInt8(ascii: "<")); return
+        case "gt": out.append(UInt8(ascii: ">")); return
+        case "amp": out.append(UInt8(ascii: "&")); return
+        case "quot": out.append(UInt8(ascii: "\"")); return
+        case "apos": out.append(UInt8(ascii: "'")); return
         default: break
         }
         if body.hasPrefix("#") {
@@ -306,21 +365,22 @@ private struct Reader {
             let value: UInt32?
             if digits.hasPrefix("x") {
                 let hexDigits = digits.dropFirst()
-                value = hexDigits.allSatisfy(\.isHexDigit) ? UInt32(hexDigits, radix: 16) : nil
+                value = !hexDigits.isEmpty && hexDigits.allSatisfy(\.isHexDigit) ? UInt32(hexDigits, radix: 16) : nil
             } else {
-                value = digits.allSatisfy({ $0.isASCII && $0.isNumber }) ? UInt32(digits, radix: 10) : nil
+                value = !digits.isEmpty && digits.allSatisfy({ $0.isASCII && $0.isNumber }) ? UInt32(digits, radix: 10) : nil
             }
             guard let value, Reader.isXMLChar(value), let scalar = Unicode.Scalar(value) else {
                 throw error(at: start, "&\(body); is not a valid character reference")
             }
-            return String(Character(scalar))
+            out.append(contentsOf: String(Character(scalar)).utf8)
+            return
         }
         throw error(at: start, "unknown entity &\(body); (only &amp; &lt; &gt; &quot; &apos; and character references are defined)")
     }
 
-    /// A start tag at `<`. Returns the node (without children) and whether
-    /// it closed itself.
-    mutating func startTag() throws(LayoutError) -> (DumpXML.Node, selfClosing: Bool) {
+    /// A start tag at `<`. Returns the node (without children or text) and
+    /// whether it closed itself.
+    mutating func startTag() throws(SyntaxError) -> (Node, selfClosing: Bool) {
         let start = i
         i += 1
         let tagName = try name(what: "an element name after '<'")
@@ -331,12 +391,12 @@ private struct Reader {
             guard let b = peek() else { throw error(at: start, "unterminated start tag <\(tagName) (no '>')") }
             if b == UInt8(ascii: ">") {
                 i += 1
-                return (DumpXML.Node(name: tagName, attributes: attributes, children: [], offset: start), false)
+                return (Node(name: tagName, attributes: attributes, offset: start), false)
             }
             if b == UInt8(ascii: "/") {
                 guard peek(1) == UInt8(ascii: ">") else { throw error(at: i, "expected '/>' or '>' to end the start tag <\(tagName)>") }
                 i += 2
-                return (DumpXML.Node(name: tagName, attributes: attributes, children: [], offset: start), true)
+                return (Node(name: tagName, attributes: attributes, offset: start), true)
             }
             guard hadSpace else { throw error(at: i, "expected a space before the next attribute in <\(tagName)>") }
             let attributeStart = i
@@ -359,8 +419,7 @@ private struct Reader {
                 case UInt8(ascii: "<"):
                     throw error(at: i, "'<' is not allowed in the value of attribute \(attributeName) (write '&lt;')")
                 case UInt8(ascii: "&"):
-                    let resolved = try reference()
-                    value.append(contentsOf: resolved.utf8)
+                    try reference(into: &value)
                 case 0x0D:
                     value.append(0x20)
                     i += 1
@@ -381,21 +440,16 @@ private struct Reader {
     }
 
     /// The root element and everything in it, without recursion.
-    mutating func element() throws(LayoutError) -> DumpXML.Node {
-        var stack: [DumpXML.Node] = []
-        var finished: DumpXML.Node?
-
-        func close(_ node: DumpXML.Node, into stack: inout [DumpXML.Node], finished: inout DumpXML.Node?) {
-            if stack.isEmpty { finished = node } else { stack[stack.count - 1].children.append(node) }
-        }
+    mutating func element() throws(SyntaxError) -> Node {
+        var stack: [(node: Node, text: [UInt8])] = []
 
         let (first, firstClosed) = try startTag()
         if firstClosed { return first }
-        stack.append(first)
+        stack.append((first, []))
 
-        while finished == nil {
+        while true {
             guard let b = peek() else {
-                let open = stack[stack.count - 1]
+                let open = stack[stack.count - 1].node
                 throw error(at: open.offset, "<\(open.name)> is never closed (the input ends at \(describe(bytes.count)))")
             }
             if b == UInt8(ascii: "<") {
@@ -406,15 +460,17 @@ private struct Reader {
                     skipSpace()
                     guard peek() == UInt8(ascii: ">") else { throw error(at: i, "expected '>' to end the end tag </\(endName)") }
                     i += 1
-                    let open = stack.removeLast()
+                    var (open, text) = stack.removeLast()
                     guard open.name == endName else {
                         throw error(at: endStart, "end tag </\(endName)> does not match <\(open.name)> opened at \(describe(open.offset))")
                     }
-                    close(open, into: &stack, finished: &finished)
+                    open.text = String(decoding: text, as: UTF8.self)
+                    if stack.isEmpty { return open }
+                    stack[stack.count - 1].node.children.append(open)
                 } else if startsWith("<!--") {
                     try comment()
                 } else if startsWith("<![CDATA[") {
-                    try cdata()
+                    try cdata(into: &stack[stack.count - 1].text)
                 } else if startsWith("<?") {
                     let start = i
                     try instruction()
@@ -422,20 +478,28 @@ private struct Reader {
                 } else if startsWith("<!") {
                     throw error(at: i, "unexpected markup '<!' (only comments and CDATA are allowed in content)")
                 } else {
-                    guard stack.count < DumpXML.maximumDepth else {
-                        throw error(at: i, "elements nested more than \(DumpXML.maximumDepth) levels")
+                    guard stack.count < maximumDepth else {
+                        throw error(at: i, "elements nested more than \(maximumDepth) levels")
                     }
                     let (node, selfClosing) = try startTag()
-                    if selfClosing { close(node, into: &stack, finished: &finished) } else { stack.append(node) }
+                    if selfClosing {
+                        stack[stack.count - 1].node.children.append(node)
+                    } else {
+                        stack.append((node, []))
+                    }
                 }
             } else if b == UInt8(ascii: "&") {
-                _ = try reference()
+                if keepText {
+                    try reference(into: &stack[stack.count - 1].text)
+                } else {
+                    var ignored: [UInt8] = []
+                    try reference(into: &ignored)
+                }
             } else if b == UInt8(ascii: ">"), i >= 2, bytes[i - 1] == UInt8(ascii: "]"), bytes[i - 2] == UInt8(ascii: "]") {
                 throw error(at: i - 2, "']]>' is not allowed in text")
             } else {
-                i += 1
+                appendText(b, into: &stack[stack.count - 1].text)
             }
         }
-        return finished!
     }
 }
