@@ -300,7 +300,7 @@ enum HARBench {
             best.export = min(best.export, monotonicNanoseconds() - exportStart)
 
             let importStart = monotonicNanoseconds()
-            let bytes = try readFile(path)
+            let bytes = try readFileBytes(path)
             let result: HARImportResult
             do { result = try HARImport.read(bytes) } catch { throw BenchError("HARImport.read of the exported file: \(error)") }
             best.import = min(best.import, monotonicNanoseconds() - importStart)
@@ -340,24 +340,6 @@ enum HARBench {
                 throw BenchError("writing \(path): \(String(cString: strerror(errno)))")
             }
         }
-    }
-
-    static func readFile(_ path: String) throws(BenchError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw BenchError("cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw BenchError("fstat \(path): \(String(cString: strerror(errno)))") }
-        let size = Int(st.st_size)
-        var bytes = [UInt8](repeating: 0, count: size)
-        var offset = 0
-        while offset < size {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, size - offset) }
-            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else {
-                throw BenchError("reading \(path): \(n == 0 ? "it shrank while being read" : String(cString: strerror(errno)))")
-            }
-        }
-        return bytes
     }
 
     /// HAR export percent-encodes what may not appear in a URI, such as the
