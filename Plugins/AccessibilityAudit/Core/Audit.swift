@@ -1,4 +1,5 @@
 import PincerJSON
+import PincerPluginKit
 
 /// Runs the enabled checks over one screen.
 public struct Auditor: Sendable {
@@ -107,7 +108,7 @@ public struct AuditReport: Sendable {
 
     public func text() -> String {
         var out = "Accessibility audit of \(screen.name.map { "\"\($0)\"" } ?? "a screen") (\(screen.origin), "
-            + "\(Format.number(screen.size.width)) × \(Format.number(screen.size.height)) pt @\(Format.fixed(screen.scale, 3).trimmingZeros)x"
+            + "\(Format.number(screen.size.width)) × \(Format.number(screen.size.height)) pt @\(NumberText.fixed(screen.scale, 3).trimmingZeros)x"
             + "\(screenshotUsed ? ", with screenshot" : "")) at \(time)\n"
         out += "Checks: \(checks.map(\.check.rawValue).joined(separator: ", "))\n"
         out += "Walked \(walkedElements) of \(totalElements) elements"

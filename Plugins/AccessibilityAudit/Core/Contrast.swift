@@ -1,3 +1,4 @@
+import PincerPluginKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,8 +22,8 @@ public enum ContrastRequirement {
     /// round a failure up to the threshold (4.499 is not 4.50).
     public static func describe(_ ratio: Double, against threshold: Double) -> String {
         let two = (ratio * 100).rounded() / 100
-        if ratio < threshold && two >= threshold { return Format.fixed(ratio, 4) + ":1" }
-        return Format.fixed(ratio, 2) + ":1"
+        if ratio < threshold && two >= threshold { return NumberText.fixed(ratio, 4) + ":1" }
+        return NumberText.fixed(ratio, 2) + ":1"
     }
 }
 
@@ -105,7 +106,7 @@ public enum PixelSampler {
             return .notMeasurable("one tone covers almost all of it (\(Format.percent(Double(n - minor) / Double(n))))")
         }
         guard separability >= minimumSeparability else {
-            return .notMeasurable("its tones do not fall into two groups (separability \(Format.fixed(separability, 2)))")
+            return .notMeasurable("its tones do not fall into two groups (separability \(NumberText.fixed(separability, 2)))")
         }
         // Each group's most frequent colour.
         var dark: [UInt32: Int] = [:], light: [UInt32: Int] = [:]
@@ -130,15 +131,5 @@ public enum PixelSampler {
 }
 
 extension Format {
-    static func fixed(_ value: Double, _ digits: Int) -> String {
-        var factor = 1.0
-        for _ in 0..<digits { factor *= 10 }
-        let scaled = Int((value * factor).rounded())
-        let whole = scaled / Int(factor), fraction = abs(scaled % Int(factor))
-        var text = String(fraction)
-        while text.count < digits { text = "0" + text }
-        return (value < 0 && whole == 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + text : "")
-    }
-
-    static func percent(_ share: Double) -> String { Format.fixed(share * 100, 1) + "%" }
+    static func percent(_ share: Double) -> String { NumberText.fixed(share * 100, 1) + "%" }
 }

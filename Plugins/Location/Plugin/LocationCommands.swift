@@ -160,7 +160,7 @@ struct LocationCommands {
                 p.seek(to: args[0].f64)
                 return p.routeTime
             }
-            return .string("at \(Format.fixed(at, 1)) s")
+            return .string("at \(NumberText.fixed(at, 1)) s")
         }
         try host.addCommand("stop() -> string", summary: "Stop the route an app is playing through pincer.location/1") { _ in
             store.stopPlayer()
@@ -211,25 +211,15 @@ struct LocationCommands {
     }
 
     static func line(_ fix: Fix) -> String {
-        "\(ISOTime.format(fix.timestamp))  \(Format.fixed(fix.coordinate.latitude, 6)), \(Format.fixed(fix.coordinate.longitude, 6))"
-            + "  \(Format.fixed(fix.speed, 1)) m/s  course \(Format.fixed(fix.course, 1))°"
+        "\(ISOTime.format(fix.timestamp))  \(NumberText.fixed(fix.coordinate.latitude, 6)), \(NumberText.fixed(fix.coordinate.longitude, 6))"
+            + "  \(NumberText.fixed(fix.speed, 1)) m/s  course \(NumberText.fixed(fix.course, 1))°"
     }
 }
 
 enum Format {
-    static func fixed(_ value: Double, _ digits: Int) -> String {
-        var factor = 1.0
-        for _ in 0..<digits { factor *= 10 }
-        let scaled = (abs(value) * factor).rounded()
-        let whole = Int(scaled / factor), fraction = Int(scaled.truncatingRemainder(dividingBy: factor))
-        var text = String(fraction)
-        while text.count < digits { text = "0" + text }
-        return (value < 0 && scaled > 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + text : "")
-    }
-
-    static func metres(_ m: Double) -> String { m >= 1000 ? fixed(m / 1000, 2) + " km" : fixed(m, 0) + " m" }
+    static func metres(_ m: Double) -> String { m >= 1000 ? NumberText.fixed(m / 1000, 2) + " km" : NumberText.fixed(m, 0) + " m" }
 
     static func seconds(_ s: Double) -> String {
-        s >= 3600 ? fixed(s / 3600, 2) + " h" : s >= 60 ? fixed(s / 60, 1) + " min" : fixed(s, 1) + " s"
+        s >= 3600 ? NumberText.fixed(s / 3600, 2) + " h" : s >= 60 ? NumberText.fixed(s / 60, 1) + " min" : NumberText.fixed(s, 1) + " s"
     }
 }

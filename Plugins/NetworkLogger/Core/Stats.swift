@@ -52,6 +52,7 @@
 // `fastest`/`slowest` null with five or more (or none).
 
 import PincerJSON
+import PincerPluginKit
 
 /// Summary statistics of a set of entries (definitions at the top of Stats.swift).
 public struct TrafficStats: Sendable {
@@ -444,20 +445,7 @@ public struct TrafficStats: Sendable {
     // MARK: Formatting (no Foundation)
 
     /// `x` with exactly `decimals` digits after the point, rounded half away from zero.
-    static func fixed(_ x: Double, _ decimals: Int) -> String {
-        guard x.isFinite else { return "–" }
-        var scale: Int64 = 1
-        for _ in 0..<max(0, decimals) { scale *= 10 }
-        let magnitude = (abs(x) * Double(scale)).rounded()
-        guard magnitude < 9e15 else { return String(x) }
-        let n = Int64(magnitude)
-        var s = (x < 0 && n != 0 ? "-" : "") + String(n / scale)
-        if decimals > 0 {
-            let frac = String(n % scale)
-            s += "." + String(repeating: "0", count: decimals - frac.count) + frac
-        }
-        return s
-    }
+    static func fixed(_ x: Double, _ decimals: Int) -> String { NumberText.fixed(x, decimals) }
 
     /// "0.4 ms", "12 ms", "1.25 s".
     static func milliseconds(_ ms: Double) -> String {

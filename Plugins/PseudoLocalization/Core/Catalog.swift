@@ -25,21 +25,14 @@ public struct Catalog: Sendable {
         self.format = format
         self.table = table
         switch format {
-        case .strings:
+        case .strings, .stringsdict, .android:
             let text = try SourceText(bytes: bytes)
-            let parsed = try StringsFile.parse(text, table: table)
-            strings = parsed.strings
-            translations = []
-            storage = .spliced(text, parsed.slots)
-        case .stringsdict:
-            let text = try SourceText(bytes: bytes)
-            let parsed = try StringsdictFile.parse(text, table: table)
-            strings = parsed.strings
-            translations = []
-            storage = .spliced(text, parsed.slots)
-        case .android:
-            let text = try SourceText(bytes: bytes)
-            let parsed = try AndroidFile.parse(text, table: table)
+            let parsed: SplicedParse
+            switch format {
+            case .strings: parsed = try StringsFile.parse(text, table: table)
+            case .stringsdict: parsed = try StringsdictFile.parse(text, table: table)
+            default: parsed = try AndroidFile.parse(text, table: table)
+            }
             strings = parsed.strings
             translations = []
             storage = .spliced(text, parsed.slots)
@@ -554,4 +547,11 @@ struct CatalogSplicer {
         copy(to: text.count)
         return text.encodeUTF8(out)
     }
+}
+
+/// What the formats rewritten in place (.strings, .stringsdict, Android)
+/// read: the strings, and where each value sits in the text.
+struct SplicedParse {
+    var strings: [CatalogString]
+    var slots: [ValueSlot]
 }

@@ -4,10 +4,7 @@
 // CDATA sections as they stand. translatable="false" resources are skipped.
 
 enum AndroidFile {
-    struct Parsed {
-        var strings: [CatalogString]
-        var slots: [ValueSlot]
-    }
+    typealias Parsed = SplicedParse
 
     static func parse(_ t: SourceText, table: String) throws(CatalogError) -> Parsed {
         let doc = try XMLDocument.parse(t)

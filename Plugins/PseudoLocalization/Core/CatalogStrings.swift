@@ -3,10 +3,7 @@
 // words ([A-Za-z0-9_$+/:.-]); every entry needs `=` and `;`.
 
 enum StringsFile {
-    struct Parsed {
-        var strings: [CatalogString]
-        var slots: [ValueSlot]
-    }
+    typealias Parsed = SplicedParse
 
     static func parse(_ t: SourceText, table: String) throws(CatalogError) -> Parsed {
         var p = Parser(t: t)

@@ -4,10 +4,7 @@
 // Values are raw character data (`EscapeStyle.xml`).
 
 enum StringsdictFile {
-    struct Parsed {
-        var strings: [CatalogString]
-        var slots: [ValueSlot]
-    }
+    typealias Parsed = SplicedParse
 
     /// Keys of a rule dictionary that describe it rather than hold text.
     static let ruleKeys: Set<String> = ["NSStringFormatSpecTypeKey", "NSStringFormatValueTypeKey"]
