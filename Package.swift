@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "pincer-plugin-l10n", type: .dynamic, targets: ["PseudoLocalization"]),
         .library(name: "pincer-plugin-a11y", type: .dynamic, targets: ["AccessibilityAudit"]),
         .library(name: "pincer-plugin-loc", type: .dynamic, targets: ["Location"]),
+        .library(name: "pincer-plugin-db", type: .dynamic, targets: ["DatabaseBrowser"]),
         // What an app links to capture its URLSession traffic into the network logger.
         .library(name: "PincerNetworkCapture", targets: ["PincerNetworkCapture"]),
     ],
@@ -81,14 +82,21 @@ let package = Package(
         .target(name: "Location", dependencies: ["PincerPluginKit", "GeoRoutes"], path: "Plugins/Location/Plugin",
                 linkerSettings: exportOnlyEntry),
 
+        // The database browser (the adapter model, the SQLite adapter, the
+        // bridge to adapters written in C), a library so tests and the
+        // benchmark reach it directly; the plugin is glue.
+        .target(name: "DatabaseKit", dependencies: ["PincerPluginKit", "PincerJSON", "CSQLite"], path: "Plugins/DatabaseBrowser/Core"),
+        .target(name: "DatabaseBrowser", dependencies: ["PincerPluginKit", "DatabaseKit"], path: "Plugins/DatabaseBrowser/Plugin",
+                linkerSettings: exportOnlyEntry),
+
         // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
-        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture", "PseudoL10n", "A11yAudit", "GeoRoutes"],
+        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture", "PseudoL10n", "A11yAudit", "GeoRoutes", "DatabaseKit"],
                          swiftSettings: [.unsafeFlags(["-Xcc", "-I\(root)/SDK/include"])]),
         .target(name: "BenchKernels", dependencies: ["CPincerSDK"],
                 cSettings: [.headerSearchPath("../../SDK/include")]),
         .executableTarget(name: "bench-hello"),
 
-        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog", "PseudoL10n", "A11yAudit", "GeoRoutes"]),
+        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog", "PseudoL10n", "A11yAudit", "GeoRoutes", "DatabaseKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

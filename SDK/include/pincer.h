@@ -15,6 +15,7 @@
  *   pincer/network.h  network log recording, "pincer.network/1"
  *   pincer/l10n.h     pseudo-localisation, "pincer.l10n/1"
  *   pincer/location.h location spoofing and routes, "pincer.location/1"
+ *   pincer/database.h database adapters and the browser, "pincer.database/1"
  */
 #ifndef PINCER_H
 #define PINCER_H

@@ -50,7 +50,10 @@ public final class Command: @unchecked Sendable {
     public var usage: String { signature.usage(fullName: fullName) }
 
     /// Calls the command with arguments already converted to the signature's
-    /// types, one per parameter (defaults filled in).
+    /// types, one per parameter (defaults filled in). A rest parameter
+    /// (`name: string...`) takes every `.string` after the fixed parameters:
+    /// zero or more of them, so only then may there be more arguments than
+    /// parameters.
     /// `output` receives what the command shows while it runs (pincer_call_t.output).
     public func invoke(_ arguments: [Value], output: (@Sendable (String) -> Void)? = nil) throws(CommandFailure) -> Value {
         let call = try PreparedCall(command: self, arguments: arguments)
@@ -69,7 +72,8 @@ public final class Command: @unchecked Sendable {
 }
 
 /// A libffi call interface for one signature, prepared once per command.
-/// C shape: status fn(void *ctx, pincer_call_t *call, P1..Pn [, R *result]).
+/// C shape: status fn(void *ctx, pincer_call_t *call, P1..Pn [, R *result]),
+/// where a rest parameter is two C arguments: `const char *const *items, uint32_t count`.
 final class CallInterface: @unchecked Sendable {
     let cif = UnsafeMutablePointer<ffi_cif>.allocate(capacity: 1)
     let types: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
@@ -78,12 +82,18 @@ final class CallInterface: @unchecked Sendable {
 
     init(signature: Signature) throws(CommandFailure) {
         hasResultPointer = signature.result != .void && signature.result != .string
-        argumentCount = 2 + signature.parameters.count + (hasResultPointer ? 1 : 0)
+        let fixed = signature.fixedParameters
+        let restSlots = signature.restParameter == nil ? 0 : 2
+        argumentCount = 2 + fixed.count + restSlots + (hasResultPointer ? 1 : 0)
         types = .allocate(capacity: argumentCount)
         types[0] = cffi_type_pointer()
         types[1] = cffi_type_pointer()
-        for (i, p) in signature.parameters.enumerated() {
+        for (i, p) in fixed.enumerated() {
             types[2 + i] = CallInterface.ffiType(p.type)
+        }
+        if restSlots > 0 {
+            types[2 + fixed.count] = cffi_type_pointer()
+            types[3 + fixed.count] = cffi_type_uint32()
         }
         if hasResultPointer { types[argumentCount - 1] = cffi_type_pointer() }
         let rc = ffi_prep_cif(cif, cffi_default_abi(), UInt32(argumentCount), cffi_type_uint32(), types)
@@ -114,29 +124,46 @@ public final class PreparedCall {
     private let argumentCount: Int
     // Copied out of the signature so a call touches no arrays or strings.
     private let resultType: ValueType
-    private let parameterCount: UInt32
-    /// 8-byte native slots: [context, call handle, parameters..., result pointer].
+    /// The values call style's `count`: fixed parameters plus rest items.
+    private let valueCount: UInt32
+    /// 8-byte native slots: [context, call handle, parameters..., (rest items, rest count), result pointer].
     private let slots: UnsafeMutablePointer<UInt64>
     private let pointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     private let values: UnsafeMutablePointer<pincer_value_t>
+    /// The typed call style's `const char *const *` for a rest parameter; nil when it has no items.
+    private let restItems: UnsafeMutablePointer<UnsafePointer<CChar>?>?
     private let result = UnsafeMutablePointer<pincer_value_t>.allocate(capacity: 1)
     private var strings: [UnsafeMutablePointer<CChar>] = []
     private let reply = Reply()
     private let handle = UnsafeMutablePointer<pincer_call_t>.allocate(capacity: 1)
 
     public init(command: Command, arguments: [Value]) throws(CommandFailure) {
-        let params = command.signature.parameters
-        guard arguments.count == params.count else {
-            throw CommandFailure(status: PINCER_INVALID_ARGUMENT, message: "\(command.fullName) takes \(params.count) arguments, got \(arguments.count)")
+        let signature = command.signature
+        let fixed = signature.fixedParameters
+        let rest = signature.restParameter
+        if let rest {
+            guard arguments.count >= fixed.count else {
+                throw CommandFailure(status: PINCER_INVALID_ARGUMENT, message: "\(command.fullName) takes at least \(fixed.count) arguments (then zero or more for '\(rest.name)'), got \(arguments.count)")
+            }
+        } else {
+            guard arguments.count == fixed.count else {
+                throw CommandFailure(status: PINCER_INVALID_ARGUMENT, message: "\(command.fullName) takes \(fixed.count) arguments, got \(arguments.count)")
+            }
         }
+        let restCount = arguments.count - fixed.count
+        guard restCount <= Int(UInt32.max) - fixed.count else {
+            throw CommandFailure(status: PINCER_INVALID_ARGUMENT, message: "\(command.fullName): too many arguments (\(arguments.count))")
+        }
+        let restSlots = rest == nil ? 0 : 2
         self.command = command
-        resultType = command.signature.result
-        parameterCount = UInt32(params.count)
-        argumentCount = 3 + params.count
+        resultType = signature.result
+        valueCount = UInt32(arguments.count)
+        argumentCount = 3 + fixed.count + restSlots
         slots = .allocate(capacity: argumentCount)
         slots.initialize(repeating: 0, count: argumentCount)
         pointers = .allocate(capacity: argumentCount)
-        values = .allocate(capacity: max(1, params.count))
+        values = .allocate(capacity: max(1, arguments.count))
+        restItems = restCount > 0 ? .allocate(capacity: restCount) : nil
         handle.initialize(to: reply.makeHandle())
         result.initialize(to: pincer_value_t())
 
@@ -145,9 +172,11 @@ public final class PreparedCall {
         raw.storeBytes(of: handle, toByteOffset: 8, as: UnsafeMutablePointer<pincer_call_t>.self)
         for i in 0..<argumentCount { pointers[i] = raw + 8 * i }
 
-        for (i, (param, arg)) in zip(params, arguments).enumerated() {
+        for (i, arg) in arguments.enumerated() {
+            let param = i < fixed.count ? fixed[fixed.startIndex + i] : rest!
             guard arg.type == param.type else {
-                throw CommandFailure(status: PINCER_INVALID_ARGUMENT, message: "\(command.fullName): parameter '\(param.name)' expects \(param.type.rawValue), got \(arg.type.rawValue)")
+                let which = param.isRest ? "rest parameter '\(param.name)' (item \(i - fixed.count + 1))" : "parameter '\(param.name)'"
+                throw CommandFailure(status: PINCER_INVALID_ARGUMENT, message: "\(command.fullName): \(which) expects \(param.type.rawValue), got \(arg.type.rawValue)")
             }
             let offset = 8 * (2 + i)
             var v = pincer_value_t()
@@ -160,16 +189,26 @@ public final class PreparedCall {
             case .u64(let x): raw.storeBytes(of: x, toByteOffset: offset, as: UInt64.self); v.as.u64 = x
             case .f64(let x): raw.storeBytes(of: x, toByteOffset: offset, as: Double.self); v.as.f64 = x
             case .string(let s):
-                let copy = strdup(s)!
-                strings.append(copy)
-                raw.storeBytes(of: UnsafePointer(copy), toByteOffset: offset, as: UnsafePointer<CChar>.self)
-                v.as.string = UnsafePointer(copy)
+                let copy = UnsafePointer(strdup(s)!)
+                strings.append(UnsafeMutablePointer(mutating: copy))
+                if param.isRest {
+                    // Rest items share one array; its slot is stored below.
+                    restItems![i - fixed.count] = copy
+                } else {
+                    raw.storeBytes(of: copy, toByteOffset: offset, as: UnsafePointer<CChar>.self)
+                }
+                v.as.string = copy
             }
             values[i] = v
         }
+        if rest != nil {
+            let offset = 8 * (2 + fixed.count)
+            raw.storeBytes(of: UnsafeRawPointer(restItems), toByteOffset: offset, as: UnsafeRawPointer?.self)
+            raw.storeBytes(of: UInt32(restCount), toByteOffset: offset + 8, as: UInt32.self)
+        }
         // The result pointer slot points at the result value's payload.
         let payload = UnsafeMutableRawPointer(result) + MemoryLayout<pincer_value_t>.offset(of: \pincer_value_t.as)!
-        raw.storeBytes(of: payload, toByteOffset: 8 * (2 + params.count), as: UnsafeMutableRawPointer.self)
+        raw.storeBytes(of: payload, toByteOffset: 8 * (2 + fixed.count + restSlots), as: UnsafeMutableRawPointer.self)
     }
 
     deinit {
@@ -177,6 +216,7 @@ public final class PreparedCall {
         slots.deallocate()
         pointers.deallocate()
         values.deallocate()
+        restItems?.deallocate()
         result.deallocate()
         handle.deallocate()
     }
@@ -195,7 +235,7 @@ public final class PreparedCall {
             ffi_call(cif.cif, fn, &rc, pointers)
             status = UInt32(truncatingIfNeeded: rc)
         case .values(let fn):
-            status = fn(command.context, handle, values, parameterCount, result)
+            status = fn(command.context, handle, values, valueCount, result)
         }
         command.gate.unlock()
         guard status == PINCER_OK else {

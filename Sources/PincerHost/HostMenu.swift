@@ -100,7 +100,7 @@ extension Host {
             throw HostError(kind: .notFound, message: "\(entry.fullID) runs \(name), which is not registered")
         }
         var args: [Value] = []
-        for p in command.signature.parameters {
+        for p in command.signature.fixedParameters { // a rest parameter gets no items
             guard let d = p.defaultValue else {
                 throw HostError(kind: .invalidArgument, message: "\(entry.fullID) runs \(name), whose parameter '\(p.name)' has no default")
             }

@@ -62,6 +62,8 @@ public struct Parameter: Sendable, Equatable {
     public let isSecret: Bool
     /// Present for optional parameters.
     public let defaultValue: Value?
+    /// `name: string...`: zero or more strings, always the last parameter (ABI 1.2).
+    public let isRest: Bool
 
     public var isOptional: Bool { defaultValue != nil }
 }
@@ -77,12 +79,25 @@ public struct Signature: Sendable, Equatable {
         parameters.first { $0.name == name }
     }
 
-    /// `name <a:i64> [b:f64=1.5]`: the usage line for a command whose full name is `fullName`.
+    /// The trailing `name: string...` parameter, if the signature has one.
+    public var restParameter: Parameter? {
+        guard let last = parameters.last, last.isRest else { return nil }
+        return last
+    }
+
+    /// The parameters that take exactly one value each: all but the rest parameter.
+    public var fixedParameters: ArraySlice<Parameter> {
+        restParameter == nil ? parameters[...] : parameters.dropLast()
+    }
+
+    /// `name <a:i64> [b:f64=1.5] [c:string...]`: the usage line for a command whose full name is `fullName`.
     public func usage(fullName: String) -> String {
         var parts = [fullName]
         for p in parameters {
             let typ = p.isSecret ? "secret \(p.type.rawValue)" : p.type.rawValue
-            if let d = p.defaultValue {
+            if p.isRest {
+                parts.append("[\(p.name):\(typ)...]")
+            } else if let d = p.defaultValue {
                 parts.append("[\(p.name):\(typ)=\(Signature.literal(d))]")
             } else {
                 parts.append("<\(p.name):\(typ)>")
@@ -203,6 +218,9 @@ private struct SignatureParser {
                 skipSpace()
                 let nameStart = pos
                 let pname = try identifier("a parameter name", allowDash: false)
+                if let rest = params.last, rest.isRest {
+                    throw fail("parameter '\(pname)' follows rest parameter '\(rest.name)', which must be the last", at: nameStart)
+                }
                 if params.contains(where: { $0.name == pname }) {
                     throw fail("parameter '\(pname)' appears twice", at: nameStart)
                 }
@@ -220,15 +238,17 @@ private struct SignatureParser {
                 if secret && t != .string {
                     throw fail("only string parameters can be secret", at: typeStart)
                 }
+                let isRest = try restMarker(type: t, secret: secret ? wstart : nil, parameter: pname)
                 skipSpace()
                 var defaultValue: Value?
                 if current == 0x3d {
+                    if isRest { throw fail("rest parameter '\(pname)' cannot have a default value (it takes zero or more)") }
                     pos += 1
                     defaultValue = try literal(for: t, parameter: pname)
-                } else if params.last?.isOptional == true {
+                } else if params.last?.isOptional == true && !isRest {
                     throw fail("parameter '\(pname)' needs a default value because an earlier parameter has one", at: nameStart)
                 }
-                params.append(Parameter(name: pname, type: t, isSecret: secret, defaultValue: defaultValue))
+                params.append(Parameter(name: pname, type: t, isSecret: secret, defaultValue: defaultValue, isRest: isRest))
                 skipSpace()
                 if current == 0x2c { pos += 1; continue }
                 if current == 0x29 { pos += 1; break }
@@ -246,6 +266,27 @@ private struct SignatureParser {
         skipSpace()
         if current != nil { throw fail("unexpected \(describeCurrent) after the signature") }
         return Signature(name: name, parameters: params, result: result, text: text)
+    }
+
+    /// Reads an optional `...` after a parameter's type. Only plain strings
+    /// can be rest parameters: the C side receives them as one array of
+    /// `const char *`, and a secret list would have no single value to mask.
+    /// `secret` is the column of the `secret` keyword, if there was one.
+    mutating func restMarker(type: ValueType, secret: Int?, parameter: String) throws(SignatureError) -> Bool {
+        skipSpace()
+        guard current == 0x2e else { return false }
+        let start = pos
+        guard pos + 2 < bytes.count, bytes[pos + 1] == 0x2e, bytes[pos + 2] == 0x2e else {
+            throw fail("expected '...' after the type of '\(parameter)'", at: start)
+        }
+        if type != .string {
+            throw fail("only string parameters can be rest parameters ('\(parameter): \(type.rawValue)...')", at: start)
+        }
+        if let secret {
+            throw fail("rest parameter '\(parameter)' cannot be secret", at: secret)
+        }
+        pos += 3
+        return true
     }
 
     mutating func literal(for type: ValueType, parameter: String) throws(SignatureError) -> Value {

@@ -48,6 +48,16 @@ public struct Arguments {
         precondition(index >= 0 && index < count, "argument \(index) out of range 0..<\(count)")
         return Argument(value: base![index])
     }
+
+    /// The items of a rest parameter (`name: string...`, ABI 1.2): the
+    /// string arguments from `index` (the rest parameter's position, i.e.
+    /// the number of parameters before it) to `count`. Empty when the call
+    /// has no items.
+    public func rest(from index: Int) -> [String] {
+        precondition(index >= 0, "rest index \(index) is negative")
+        guard index < count else { return [] }
+        return (index..<count).map { self[$0].string }
+    }
 }
 
 /// One argument; read it with the accessor matching its declared type.

@@ -10,6 +10,8 @@ struct GlobalOptions {
     var builtins = true
     var stateDirectory: String?
     var json = false
+    /// CSV for commands with table results (see JSONRendering.csv).
+    var csv = false
     var help = false
     var strict = false
     var quiet = false
@@ -20,6 +22,7 @@ struct GlobalOptions {
         ("--no-builtin", nil, "do not load the built-in plugins beside the executable"),
         ("--state-dir", "DIR", "settings store directory (default: $PINCER_STATE_DIR, $XDG_STATE_HOME/pincer, ~/.local/state/pincer)"),
         ("--json", nil, "print data as JSON (shapes in README, \"JSON output\")"),
+        ("--csv", nil, "print a plugin command's table result as CSV (not with --json)"),
         ("--strict", nil, "exit 4 before doing anything if any plugin fails to load"),
         ("--quiet", nil, "do not print plugin warnings to standard error"),
         ("--help", nil, "show help for pincer or for a command"),
@@ -28,7 +31,7 @@ struct GlobalOptions {
     /// Removes the global options from `args`, returning what is left.
     /// Everything after a plugin command's name (`run devopts.add ...` or
     /// `devopts.add ...`) is left alone: it belongs to the command, which
-    /// sorts its own parameters from `--json` and `--help` (see Shell.runCommand).
+    /// sorts its own parameters from `--json`, `--csv` and `--help` (see Shell.runCommand).
     mutating func extract(from args: [String]) throws(ShellError) -> [String] {
         var rest: [String] = []
         var positionals: [String] = []
@@ -62,6 +65,7 @@ struct GlobalOptions {
             case "--no-builtin": builtins = false
             case "--state-dir": stateDirectory = try value()
             case "--json": json = true
+            case "--csv": csv = true
             case "--strict": strict = true
             case "--quiet", "-q": quiet = true
             case "--help", "-h": help = true
@@ -69,6 +73,12 @@ struct GlobalOptions {
                 throw .usage("unknown option \(name)", usage: "pincer [options] <command> [arguments]; see pincer --help")
             }
             i += 1
+        }
+        // Only a plugin command's result can be a table; refusing here keeps
+        // `pincer plugins --csv` from silently printing text.
+        if csv && !help, let first = positionals.first, first != "run" && !first.contains(".") {
+            throw .usage("--csv applies to plugin commands with table results, not to '\(first)'",
+                         usage: "pincer run <command> [arguments] --csv")
         }
         return rest
     }

@@ -113,9 +113,10 @@ extension Shell {
         .object([
             ("name", .string(c.fullName)), ("signature", .string(c.signature.text)), ("usage", .string(c.usage)),
             ("summary", .string(c.summary)), ("plugin", .string(c.pluginID)), ("changes_state", .bool(c.changesState)),
+            // A rest parameter counts as optional: it may be left out (zero items).
             ("parameters", .array(c.signature.parameters.map { p in
-                .object([("name", .string(p.name)), ("type", .string(p.type.rawValue)), ("optional", .bool(p.isOptional)),
-                         ("default", p.defaultValue?.json ?? .null), ("secret", .bool(p.isSecret))])
+                .object([("name", .string(p.name)), ("type", .string(p.type.rawValue)), ("optional", .bool(p.isOptional || p.isRest)),
+                         ("default", p.defaultValue?.json ?? .null), ("secret", .bool(p.isSecret)), ("rest", .bool(p.isRest))])
             })),
             ("result", .string(c.signature.result.rawValue)),
         ])
@@ -163,8 +164,18 @@ extension Shell {
             for p in c.signature.parameters {
                 var line = "  --\(p.name.padded(to: width))  \(p.type.rawValue)"
                 if p.isSecret { line += ", secret (kept out of history)" }
-                if let d = p.defaultValue { line += ", optional, default \(Signature.literalText(d))" } else { line += ", required" }
+                if p.isRest {
+                    line += ", zero or more (rest)"
+                } else if let d = p.defaultValue {
+                    line += ", optional, default \(Signature.literalText(d))"
+                } else {
+                    line += ", required"
+                }
                 text += line + "\n"
+            }
+            if let rest = c.signature.restParameter {
+                text += "\nWords left over after the other arguments go to '\(rest.name)' (so does each --\(rest.name) value);\n"
+                text += "after `--`, words starting with '-' are items too.\n"
             }
         }
         text += "\nReturns: \(c.signature.result.rawValue)\nSignature: \(c.signature.text)\nPlugin: \(c.pluginID)\n"
@@ -172,17 +183,29 @@ extension Shell {
         return .ok
     }
 
-    /// Binds shell words to a command's parameters: positional in order,
-    /// or `--name value` / `--name=value`; `--` makes the rest positional.
     /// Words a bool parameter accepts as its value.
     static func isBoolWord(_ w: String) -> Bool {
         ["true", "false", "1", "0", "yes", "no", "on", "off"].contains(w.lowercased())
     }
 
+    /// Binds shell words to a command's parameters: positional in order,
+    /// or `--name value` / `--name=value`; `--` makes the rest positional.
+    /// A rest parameter (`name: string...`) collects, in command-line order,
+    /// the positional words left over once the required parameters are
+    /// filled and each `--name value` given for it (it may repeat); optional
+    /// parameters before it are then given by name only.
     static func bind(_ words: [String], to command: Command) -> Result<[Value], ShellError> {
         let params = command.signature.parameters
+        let fixed = command.signature.fixedParameters.count
+        let rest = command.signature.restParameter
         let usage = "pincer run \(command.usage)"
-        var given = [String?](repeating: nil, count: params.count)
+        // With a rest parameter, positional words fill the required
+        // parameters and then become items; optional ones are named
+        // (`db.query app "select ?" 5 --limit 10`), so a value meant as an
+        // item never lands in an option.
+        let positional = rest == nil ? fixed : params.prefix { !$0.isOptional && !$0.isRest }.count
+        var given = [String?](repeating: nil, count: fixed)
+        var restItems: [String] = []
         var nextPositional = 0
         var i = 0
         var optionsEnded = false
@@ -198,6 +221,16 @@ extension Shell {
                     let names = params.map { "--\($0.name)" }.joined(separator: ", ")
                     return fail("unknown parameter --\(name) (parameters: \(names.isEmpty ? "none" : names))")
                 }
+                if params[index].isRest {
+                    if let inline {
+                        restItems.append(inline)
+                    } else {
+                        guard i < words.count else { return fail("--\(name) needs a value (one string item)") }
+                        restItems.append(words[i])
+                        i += 1
+                    }
+                    continue
+                }
                 guard given[index] == nil else { return fail("parameter '\(name)' is given twice") }
                 if let inline {
                     given[index] = inline
@@ -211,9 +244,10 @@ extension Shell {
                 }
                 continue
             }
-            while nextPositional < params.count && given[nextPositional] != nil { nextPositional += 1 }
-            guard nextPositional < params.count else {
-                return fail("too many arguments: takes at most \(params.count), '\(w)' is extra")
+            while nextPositional < positional && given[nextPositional] != nil { nextPositional += 1 }
+            guard nextPositional < positional else {
+                if rest != nil { restItems.append(w); continue }
+                return fail("too many arguments: takes at most \(fixed), '\(w)' is extra")
             }
             given[nextPositional] = w
             nextPositional += 1
@@ -229,6 +263,8 @@ extension Shell {
             case .failure(let why): return fail("parameter '\(p.name)' expects \(p.type.rawValue): \(why)")
             }
         }
+        // Rest items are strings: nothing to convert.
+        values += restItems.map(Value.string)
         return .success(values)
     }
 
@@ -238,13 +274,24 @@ extension Shell {
         guard let command = h.command(named: name) else {
             throw .notFound("no command '\(name)'\(Shell.suggestion(for: name, among: h.commands.map(\.fullName)))")
         }
-        // `--json` and `--help` after the command name are pincer's unless the command has such a parameter.
+        // `--json`, `--csv` and `--help` after the command name are pincer's unless the
+        // command has such a parameter, or they come after `--` (where they can be rest items).
         var words: [String] = []
+        var optionsEnded = false
         for w in args.dropFirst() {
-            if w == "--json" && command.signature.parameter(named: "json") == nil { options.json = true; continue }
-            if (w == "--help" || w == "-h") && command.signature.parameter(named: "help") == nil { return try help(name) }
+            if w == "--" { optionsEnded = true }
+            if !optionsEnded {
+                if w == "--json" && command.signature.parameter(named: "json") == nil { options.json = true; continue }
+                if w == "--csv" && command.signature.parameter(named: "csv") == nil { options.csv = true; continue }
+                if (w == "--help" || w == "-h") && command.signature.parameter(named: "help") == nil { return try help(name) }
+            }
             words.append(w)
         }
+        if options.csv && options.json {
+            throw .usage("--csv and --json cannot be used together", usage: "pincer run \(command.usage) [--json | --csv]")
+        }
+        // Only a JSON document can be a table; refuse the rest before anything is called.
+        if options.csv && !command.returnsJSON { throw .usage("\(name): --csv needs a table result") }
         let values: [Value]
         switch Shell.bind(words, to: command) {
         case .success(let v): values = v
@@ -274,6 +321,9 @@ extension Shell {
         if options.json {
             emit(.object([("command", .string(name)), ("ok", .bool(true)),
                           ("type", .string(command.returnsJSON ? "json" : command.signature.result.rawValue)), ("result", json)]))
+        } else if options.csv {
+            guard let csv = JSONRendering.csv(json) else { throw .usage("\(name): --csv needs a table result") }
+            console.out(csv)
         } else if command.returnsJSON {
             console.out(JSONRendering.render(json))
         } else if command.signature.result != .void {

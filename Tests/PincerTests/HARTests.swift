@@ -1,5 +1,6 @@
 import Foundation
 import PincerJSON
+import PincerPluginKit
 import XCTest
 @testable import NetworkLog
 
@@ -75,7 +76,7 @@ final class HARTests: XCTestCase {
         // 2: binary request and response bodies are base64.
         let binaryContent = try XCTUnwrap(list[2]["response"]?["content"])
         XCTAssertEqual(binaryContent["encoding"]?.stringValue, "base64")
-        XCTAssertEqual(binaryContent["text"]?.stringValue.flatMap(Base64.decode), harPNGBytes)
+        XCTAssertEqual(binaryContent["text"]?.stringValue.flatMap { Base64.decode($0) }, harPNGBytes)
         XCTAssertEqual(list[2]["request"]?["postData"]?["encoding"]?.stringValue, "base64")
         // 3: failed; unknown server IP ("") omitted.
         let failed = try XCTUnwrap(list[3]["response"])
@@ -584,7 +585,7 @@ private func harCheckBody(_ json: JSON, label: String, file: StaticString, line:
     }
     if let encoding = json["encoding"] {
         XCTAssertEqual(encoding.stringValue, "base64", label, file: file, line: line)
-        XCTAssertNotNil(json["text"]?.stringValue.flatMap(Base64.decode), "\(label): base64 text", file: file, line: line)
+        XCTAssertNotNil(json["text"]?.stringValue.flatMap { Base64.decode($0) }, "\(label): base64 text", file: file, line: line)
     }
 }
 

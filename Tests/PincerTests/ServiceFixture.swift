@@ -38,13 +38,15 @@ final class AppHost {
     }
 
     /// The command and its arguments: text converted by the signature,
-    /// defaults filled in.
+    /// defaults filled in; words beyond the other parameters become the
+    /// items of a rest parameter (`name: string...`).
     private func prepare(_ name: String, _ words: [String]) throws -> (Command, [Value]) {
         guard let command = host.command(named: name) else {
             throw HostError(kind: .notFound, message: "no command \(name); refused plugins: \(host.failures.map(\.reason))")
         }
         var values: [Value] = []
-        for (i, p) in command.signature.parameters.enumerated() {
+        let fixed = command.signature.fixedParameters
+        for (i, p) in fixed.enumerated() {
             if i < words.count {
                 guard case .success(let v) = ValueConversion.convert(words[i], to: p.type) else {
                     throw HostError(kind: .invalidArgument, message: "'\(words[i])' is not \(p.type)")
@@ -53,6 +55,9 @@ final class AppHost {
             } else if let d = p.defaultValue {
                 values.append(d)
             }
+        }
+        if command.signature.restParameter != nil {
+            values += words.dropFirst(fixed.count).map(Value.string)
         }
         return (command, values)
     }

@@ -46,6 +46,138 @@ final class ShellTests: XCTestCase {
         XCTAssertEqual(bad.stderr, "pincer: flag 'limit' is int: 'many' is not a 64-bit integer\n")
     }
 
+    static let restPlugin: String = {
+        let dir = Fixture.temporaryDirectory("pincer-rest")
+        return try! Fixture.buildPlugin("rest_args", into: dir)
+    }()
+
+    /// `pincer` with only the rest_args fixture loaded.
+    func rest(_ args: String..., input: String? = nil) throws -> Fixture.ProcessResult {
+        try Fixture.pincer(args, stateDir: state, pluginPath: ShellTests.restPlugin, builtins: false, input: input)
+    }
+
+    /// Rest parameters (`name: string...`, ABI 1.2) from the shell, in both call styles.
+    func testRestParametersFromTheShell() throws {
+        // Typed style: (items, items_count); no items is a NULL pointer and 0.
+        XCTAssertEqual(try rest("rest.join", ",").stdout, "0 NULL:\n")
+        // Positional words fill the required parameters, then go to the rest
+        // parameter; the optional prefix is given by name only.
+        XCTAssertEqual(try rest("rest.join", ",", "a", "b", "c").stdout, "3:a,b,c\n")
+        XCTAssertEqual(try rest("rest.join", ",", "a", "b", "--prefix", "pre").stdout, "2:prea,b\n")
+        XCTAssertEqual(try rest("run", "rest.join", "+", "--prefix", ">", "a", "b", "--items", "c", "--items=-d", "e").stdout,
+                       "5:>a+b+c+-d+e\n")
+        let twice = try rest("rest.join", "+", "a", "--prefix", ">", "--prefix", "<")
+        XCTAssertEqual(twice.status, 2)
+        XCTAssertTrue(twice.stderr.contains("parameter 'prefix' is given twice"), twice.stderr)
+        // After `--`, words starting with '-' are items, pincer's own --json and --help included.
+        XCTAssertEqual(try rest("rest.join", ",", "--", "-5", "--x", "--json", "--help", "--csv").stdout,
+                       "5:-5,--x,--json,--help,--csv\n")
+        XCTAssertEqual(try rest("rest.join", ",", "--prefix", "p", "-5").stdout, "1:p-5\n")
+        XCTAssertEqual(try rest("rest.join", ",", "a b", "").stdout, "2:a b,\n")
+        let many = (1...500).map(String.init)
+        let joined = try Fixture.pincer(["rest.join", "-", "--prefix", "x"] + many, stateDir: state, pluginPath: ShellTests.restPlugin, builtins: false)
+        XCTAssertEqual(joined.stdout, "500:x" + many.joined(separator: "-") + "\n")
+        // A result pointer comes after the rest arguments.
+        XCTAssertEqual(try rest("rest.longer", "2", "a", "bb", "ccc").stdout, "2\n")
+        XCTAssertEqual(try rest("rest.longer", "2").stdout, "0\n")
+        // Values style: declared parameters (defaults filled in), then one string per item; count covers both.
+        XCTAssertEqual(try rest("rest.raw").stdout, "1|7\n")
+        XCTAssertEqual(try rest("rest.raw", "--n", "3", "x", "--rest", "y", "--rest=-z").stdout, "4|3|x|y|-z\n")
+        XCTAssertEqual(try rest("rest.raw", "--", "-3", "-x").stdout, "3|7|-3|-x\n")
+        let json = Fixture.json(try rest("rest.join", ",", "a", "b", "--json").stdout)
+        XCTAssertEqual(json["result"] as? String, "2:a,b")
+
+        // Usage errors still name the parameter; nothing is called.
+        let missing = try rest("rest.join")
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("missing argument 'sep' (string)"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("usage: pincer run rest.join <sep:string> [prefix:string=\"\"] [items:string...]"), missing.stderr)
+        let typed = try rest("rest.longer", "x", "a")
+        XCTAssertEqual(typed.status, 2)
+        XCTAssertTrue(typed.stderr.contains("parameter 'min' expects i64"), typed.stderr)
+        let noValue = try rest("rest.join", ",", "--items")
+        XCTAssertEqual(noValue.status, 2)
+        XCTAssertTrue(noValue.stderr.contains("--items needs a value"), noValue.stderr)
+
+        // Help, listings and completion know the rest parameter.
+        let help = try rest("help", "rest.pairs")
+        XCTAssertTrue(help.stdout.contains("usage: pincer run rest.pairs [title:string=\"pairs\"] [items:string...]"), help.stdout)
+        XCTAssertTrue(help.stdout.contains("  --items  string, zero or more (rest)\n"), help.stdout)
+        let params = Fixture.json(try rest("help", "rest.join", "--json").stdout)["parameters"] as! [[String: Any]]
+        XCTAssertEqual(params.map { $0["rest"] as? Bool }, [false, false, true])
+        XCTAssertEqual(params.map { $0["optional"] as? Bool }, [false, true, true])
+        XCTAssertEqual(try rest("complete", "rest.pairs a b --").stdout, "--items\n--title\n")
+        XCTAssertEqual(try rest("complete", "rest.join , --items ").stdout, "")
+        XCTAssertEqual(try rest("complete", "rest.join , x y z ").status, 0)
+    }
+
+    /// A table-shaped JSON result (`columns` + `rows`) as text and as CSV.
+    func testTableResultsAsTextAndCSV() throws {
+        let text = try rest("rest.pairs", "--title", "T", "a=1", "b=x,y", "c", "d=line1\nline2")
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertEqual(text.stdout, """
+            n  part  part
+            1  a     1
+            2  b     x,y
+            3  c     NULL
+            4  d     line1\\nline2
+            title  T
+            count  4
+
+            """)
+        let csv = try rest("rest.pairs", "--title", "T", "a=1", "b=x,\"y\"", "c", " e = f ", "d=line1\nline2", "--csv")
+        XCTAssertEqual(csv.status, 0, csv.stderr)
+        XCTAssertEqual(csv.stdout, "n,part,part\n1,a,1\n2,b,\"x,\"\"y\"\"\"\n3,c,\n4,\" e \",\" f \"\n5,d,\"line1\nline2\"\n")
+        // --csv works before the command too, and with no rows gives the header alone.
+        XCTAssertEqual(try rest("--csv", "rest.pairs").stdout, "n,part,part\n")
+        XCTAssertEqual(try rest("rest.pairs").stdout, "n  part  part\n(no rows)\ntitle  pairs\ncount  0\n")
+        // Not a table: a usage error, before the command runs when its result cannot be one.
+        let notTable = try rest("rest.raw", "3", "x", "--csv")
+        XCTAssertEqual(notTable.status, 2)
+        XCTAssertEqual(notTable.stdout, "")
+        XCTAssertEqual(notTable.stderr, "pincer: rest.raw: --csv needs a table result\n")
+        let both = try rest("rest.pairs", "--csv", "--json")
+        XCTAssertEqual(both.status, 2)
+        XCTAssertEqual(Fixture.json(both.stderr)["error"] as? String, "--csv and --json cannot be used together")
+        XCTAssertEqual(try rest("plugins", "--csv").status, 2)
+        XCTAssertTrue(try rest("--help").stdout.contains("  --csv "))
+        // The REPL takes --csv per line.
+        let repl = try rest("shell", input: "rest.pairs --title T a=1 --csv\nrest.pairs --title T b=2\n")
+        XCTAssertEqual(repl.status, 0, repl.stderr)
+        XCTAssertEqual(repl.stdout, "n,part,part\n1,a,1\nn  part  part\n1  b     2\ntitle  T\ncount  1\n")
+        // A JSON-result command that is not a table with --csv: exit 2 after the call.
+        let flags = try pincer("run", "flags.list", "--csv")
+        XCTAssertEqual(flags.status, 2)
+        XCTAssertEqual(flags.stderr, "pincer: flags.list: --csv needs a table result\n")
+    }
+
+    /// Command.invoke: a rest parameter's items are extra `.string` values after the declared ones.
+    func testRestArgumentsThroughTheHost() throws {
+        var options = PincerHost.Host.Options(stateDirectory: state)
+        options.builtinDirectory = nil
+        options.pluginPaths = [ShellTests.restPlugin]
+        let host = PincerHost.Host(options: options)
+        host.loadAll()
+        defer { host.shutdown() }
+        XCTAssertEqual(host.failures.map(\.reason), [])
+        let join = try XCTUnwrap(host.command(named: "rest.join"))
+        XCTAssertEqual(try join.invoke([.string(","), .string("")]), .string("0 NULL:"))
+        XCTAssertEqual(try join.invoke([.string(","), .string("<"), .string("a"), .string("b")]), .string("2:<a,b"))
+        XCTAssertThrowsError(try join.invoke([.string(",")])) { error in
+            XCTAssertTrue("\(error)".contains("takes at least 2 arguments"), "\(error)")
+        }
+        XCTAssertThrowsError(try join.invoke([.string(","), .string(""), .string("a"), .i64(1)])) { error in
+            XCTAssertTrue("\(error)".contains("rest parameter 'items' (item 2) expects string, got i64"), "\(error)")
+        }
+        // A prepared call can be made again.
+        let prepared = try PreparedCall(command: join, arguments: [.string("/"), .string(""), .string("x"), .string("y")])
+        XCTAssertEqual(try prepared.invoke(), .string("2:x/y"))
+        XCTAssertEqual(try prepared.invoke(), .string("2:x/y"))
+        XCTAssertEqual(try host.command(named: "rest.longer")!.invoke([.i64(1), .string("a"), .string("")]), .i64(1))
+        XCTAssertEqual(try host.command(named: "rest.raw")!.invoke([.i32(1), .string("a"), .string("b")]), .string("3|1|a|b"))
+        XCTAssertEqual(try host.command(named: "rest.raw")!.invoke([.i32(1)]), .string("1|1"))
+    }
+
     func testBoolParametersWorkAsFlags() throws {
         // `--bold` alone means true; `--bold false` still works; a bool
         // parameter named json takes `--json` as its own.
@@ -63,10 +195,10 @@ final class ShellTests: XCTestCase {
         let p = Fixture.json(plugins.stdout)
         let ids = (p["plugins"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
         // Loaded in file-name order (libpincer-plugin-a11y.so first).
-        XCTAssertEqual(ids, ["dev.pincer.a11y", "com.example.devoptions", "dev.pincer.flags", "dev.pincer.l10n", "dev.pincer.location", "dev.pincer.net", "dev.pincer.servers", "dev.pincer.sysinfo"])
+        XCTAssertEqual(ids, ["dev.pincer.a11y", "dev.pincer.database", "com.example.devoptions", "dev.pincer.flags", "dev.pincer.l10n", "dev.pincer.location", "dev.pincer.net", "dev.pincer.servers", "dev.pincer.sysinfo"])
         XCTAssertEqual((p["failed"] as? [Any])?.count, 0)
         let first = (p["plugins"] as! [[String: Any]]).first { $0["id"] as? String == "com.example.devoptions" }!
-        XCTAssertEqual(first["abi"] as? String, "1.1")
+        XCTAssertEqual(first["abi"] as? String, "1.2")
         XCTAssertTrue((first["path"] as? String)?.hasSuffix("libpincer-plugin-devopts.so") == true)
 
         let commands = Fixture.json(try pincer("commands", "--json").stdout)["commands"] as! [[String: Any]]

@@ -56,6 +56,53 @@ final class SignatureTests: XCTestCase {
         }
     }
 
+    /// `name: string...` (ABI 1.2): zero or more strings, last, after optional parameters too.
+    func testParsesRestParameters() throws {
+        let q = try Signature.parse("query(db: string, sql: string, params: string...) -> string")
+        XCTAssertEqual(q.parameters.map(\.isRest), [false, false, true])
+        XCTAssertEqual(q.restParameter?.name, "params")
+        XCTAssertEqual(q.fixedParameters.map(\.name), ["db", "sql"])
+        XCTAssertNil(q.restParameter?.defaultValue)
+        XCTAssertFalse(q.restParameter?.isSecret ?? true)
+        XCTAssertEqual(q.usage(fullName: "db.query"), "db.query <db:string> <sql:string> [params:string...]")
+
+        let afterOptional = try Signature.parse("insert(table: string, n: i64 = 1, values: string ...)")
+        XCTAssertEqual(afterOptional.restParameter?.name, "values")
+        XCTAssertEqual(afterOptional.usage(fullName: "db.insert"), "db.insert <table:string> [n:i64=1] [values:string...]")
+        let only = try Signature.parse("echo(words:string...)")
+        XCTAssertEqual(only.fixedParameters.count, 0)
+        XCTAssertEqual(only.usage(fullName: "x.echo"), "x.echo [words:string...]")
+        // Without one, nothing changes.
+        let plain = try Signature.parse("add(a: i64, b: f64 = 1.5) -> f64")
+        XCTAssertNil(plain.restParameter)
+        XCTAssertEqual(plain.fixedParameters.count, 2)
+        XCTAssertFalse(plain.parameters.contains(where: \.isRest))
+    }
+
+    /// Only a plain string can be a rest parameter, with no default, and only last.
+    func testRestParameterErrorsNameTheColumn() {
+        let cases: [(String, Int, String)] = [
+            ("q(a: i64...)", 9, "only string parameters can be rest parameters"),
+            ("q(a: secret string...)", 6, "cannot be secret"),
+            ("q(a: string... = \"x\")", 16, "cannot have a default value"),
+            ("q(a: string..., b: i64)", 17, "follows rest parameter 'a'"),
+            ("q(a: string..., b: string...)", 17, "follows rest parameter 'a'"),
+            ("q(a: string.., b: i64)", 12, "expected '...'"),
+            ("q(a: string.)", 12, "expected '...'"),
+            ("q(a: string...a)", 15, "expected ',' or ')'"),
+            ("q(a: string....)", 15, "expected ',' or ')'"),
+        ]
+        for (text, column, fragment) in cases {
+            do {
+                _ = try Signature.parse(text)
+                XCTFail("accepted: \(text)")
+            } catch {
+                XCTAssertEqual(error.column, column, "\(text): \(error)")
+                XCTAssertTrue(error.message.contains(fragment), "\(text): \(error.message)")
+            }
+        }
+    }
+
     func testValueConversionNamesTheType() {
         XCTAssertEqual(try ValueConversion.convert("yes", to: .bool).get(), .bool(true))
         XCTAssertEqual(try ValueConversion.convert("-2147483648", to: .i32).get(), .i32(.min))

@@ -34,6 +34,7 @@
 //   Expect header `-H 'Expect:'` (no 100-continue round trip).
 // - Bodies the log does not hold (withheld/skipped/dropped): a comment says
 //   why and the command sends no body (the method is kept with -X).
+import PincerPluginKit
 public enum Curl {
     /// The largest body sent inline with `--data-raw`.
     static let inlineBodyLimit = 64 * 1024

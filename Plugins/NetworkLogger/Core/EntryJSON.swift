@@ -1,6 +1,7 @@
 /// The JSON form of an entry: what `net.entry` prints and what a persisted
 /// log file holds, one entry per line. Decoding it back gives the same entry
 /// (bodies as text when they are UTF-8, else base64).
+import PincerPluginKit
 extension NetworkEntry {
     public var json: JSON {
         let fields: [(String, JSON)] = [

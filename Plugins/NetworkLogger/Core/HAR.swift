@@ -35,6 +35,7 @@
 //   percent-encoded. Valid URLs are unchanged.
 // - Extensions: `_stubbed: true` for stubbed entries, `_notes` for the entry's notes.
 // - pageref is omitted and `pages` is [].
+import PincerPluginKit
 
 // MARK: - Export
 

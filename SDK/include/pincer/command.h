@@ -8,9 +8,11 @@
  *
  * SIGNATURE GRAMMAR (whitespace between tokens is free)
  *
- *   signature := name "(" [ param { "," param } ] ")" [ "->" result ]
+ *   signature := name "(" [ params ] ")" [ "->" result ]
+ *   params    := param { "," param } [ "," rest ] | rest
  *   name      := [a-z] { [a-z0-9_-] }          at most 64 bytes
  *   param     := ident ":" [ "secret" ] type [ "=" literal ]
+ *   rest      := ident ":" "string" "..."      (since 1.2)
  *   ident     := [a-z_] { [a-z0-9_] }          at most 64 bytes
  *   type      := "bool" | "i32" | "i64" | "u64" | "f64" | "string"
  *   result    := "void" | type                 (no "->" means void)
@@ -20,12 +22,27 @@
  *   decimal with optional exponent, "nan" and "inf" are not accepted; a
  *   quoted string uses double quotes with \" \\ \n \t escapes. A parameter
  *   with "= literal" is optional; once one parameter is optional every later
- *   one must be too. "secret" (strings only) keeps the argument out of shell
+ *   one must be too (a rest parameter excepted). "secret" (strings only) keeps the argument out of shell
  *   history and out of logs. Parameter names are unique within a signature.
+ *
+ *   REST PARAMETER (since 1.2). The last parameter may be `ident: string...`:
+ *   zero or more strings. Only `string` can be a rest type; a rest parameter
+ *   has no default, cannot be secret, must be last, and may follow optional
+ *   parameters. The shell gives it the positional words left over once the
+ *   required parameters are filled, plus each `--ident value` (which may
+ *   repeat), in command-line order; optional parameters before it are then
+ *   given by name only (--limit 10), so an item never lands in an option.
+ *   After `--`,
+ *   words starting with '-' are items too. A host older than 1.2 does not
+ *   know this form: there add_command refuses such a signature with
+ *   PINCER_INVALID_ARGUMENT and a parse error, so a plugin that must also
+ *   load on 1.1 hosts checks the host's minor in pincer_plugin_entry (or
+ *   registers a fallback signature when add_command fails).
  *
  *   Examples:  "set(name: string, value: bool)"
  *              "add(a: i64, b: f64 = 1.5) -> f64"
  *              "login(user: string, token: secret string) -> string"
+ *              "query(db: string, sql: string, params: string...) -> string"
  *
  *   A signature that does not parse is refused by add_command with
  *   PINCER_INVALID_ARGUMENT and a message giving the byte offset (1-based
@@ -52,6 +69,19 @@
  *   call->return_string instead; a void command has neither.
  *   String arguments are valid UTF-8, never NULL, borrowed for the call.
  *
+ *   A rest parameter `items: string...` is passed as two C arguments in its
+ *   place (after the other parameters, before the result pointer if any):
+ *
+ *     const char *const *items, uint32_t items_count
+ *
+ *   items[0] .. items[items_count - 1] are valid UTF-8, never NULL, and
+ *   borrowed for the call, as is the array. `items` may be NULL when
+ *   items_count is 0. For "count(db: string, params: string...) -> i64":
+ *
+ *     pincer_status_t count(void *context, pincer_call_t *call, const char *db,
+ *                           const char *const *params, uint32_t params_count,
+ *                           int64_t *result);
+ *
  * VALUES CALL STYLE (pincer_command_t.values)
  *   For languages that cannot declare a C function per command, the host
  *   instead passes the converted arguments as an array of tagged values:
@@ -64,6 +94,11 @@
  *   filled in; `count` equals the number of parameters. Set `*result` for
  *   scalar results (its type is preset); use call->return_string for
  *   strings. Both arrays are owned by the host and valid during the call.
+ *
+ *   With a rest parameter, `args` holds the n parameters declared before it
+ *   first (defaults filled in), then one PINCER_TYPE_STRING value per rest
+ *   argument, in order: `count` = n + the number of rest arguments, so the
+ *   rest items are args[n] .. args[count - 1] (none when count == n).
  *
  * FAILURE
  *   Return PINCER_OK on success. Otherwise call call->fail(call, message)

@@ -8,16 +8,21 @@
  *    differs from its own. Within version 1 that never happens: a breaking
  *    change gets a new versioned id instead.
  *  - PINCER_ABI_MINOR grows whenever slots are appended to a record or a
- *    table. Every record and table starts with (or carries) `struct_size`;
- *    a reader checks it before touching a slot added after version 1.0
- *    (see PINCER_HAS_SLOT). Slots are never reordered or removed.
+ *    table, or the signature grammar (command.h) gains a form. Every record
+ *    and table starts with (or carries) `struct_size`; a reader checks it
+ *    before touching a slot added after version 1.0 (see PINCER_HAS_SLOT).
+ *    Slots are never reordered or removed.
  *  - A newer-minor plugin on an older host works: the host reads only the
- *    slots it knows. An older-minor plugin on a newer host works: the host
- *    sees the smaller struct_size and treats missing slots as absent.
+ *    slots it knows (a signature using a newer grammar form is the one
+ *    exception: add_command refuses it, see command.h). An older-minor
+ *    plugin on a newer host works: the host sees the smaller struct_size
+ *    and treats missing slots as absent.
  *
  * History: 1.0 first release. 1.1 appended pincer_entry_t.set with
  * PINCER_ENTRY_PLUGIN_VALUE, pincer_host_t.update_entry and
  * state_directory, pincer_call_t.output, and PINCER_COMMAND_JSON_RESULT.
+ * 1.2 added rest parameters (`name: string...`) to the signature grammar
+ * (see command.h), and pincer/database.h.
  *
  * This header is pure C11 and valid C++; it allocates nothing.
  */
@@ -36,7 +41,7 @@ extern "C" {
 #define PINCER_PLUGIN_MAGIC 0x52434E50u
 
 #define PINCER_ABI_MAJOR 1u
-#define PINCER_ABI_MINOR 1u
+#define PINCER_ABI_MINOR 2u
 
 /* Marks the one symbol a plugin exports. Build plugins with
  * -fvisibility=hidden (or make everything else `static`) so that nothing
