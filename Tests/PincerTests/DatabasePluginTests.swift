@@ -117,3 +117,162 @@ final class DatabasePluginTests: XCTestCase {
         XCTAssertTrue(notDB.stderr.contains("README.md is not a SQLite database"), notDB.stderr)
     }
 }
+
+/// "pincer.database/1" from a plugin in plain C: an app offers its own
+/// SQLite file, and adapter tables that break the contract are refused with
+/// messages that name what is wrong.
+final class DatabaseServiceTests: XCTestCase {
+    func testAnAppOffersItsDatabaseAndBadAdaptersAreRefused() throws {
+        let dir = Fixture.temporaryDirectory("pincer-db-client")
+        let plugin = try Fixture.buildPlugin("db_client", into: dir)
+        let app = dir + "/app.db"
+        try FileManager.default.copyItem(atPath: DatabaseTests.chinook, toPath: app)
+        var env = ProcessInfo.processInfo.environment
+        env["PINCER_STATE_DIR"] = Fixture.temporaryDirectory("pincer-db-client-state")
+        env["DB_CLIENT_PATH"] = app
+        env.removeValue(forKey: "PINCER_PLUGIN_PATH")
+        func pincer(_ args: String...) throws -> Fixture.ProcessResult {
+            try Fixture.run(Fixture.pincer, ["--plugin-path", plugin] + args, environment: env)
+        }
+        let report = try pincer("dbclient.report")
+        XCTAssertEqual(report.status, 0, report.stderr)
+        XCTAssertEqual(report.stdout, """
+            add_sqlite_path: 0 
+            add_sqlite_path(not a database): 2 /proc/self/status is not a SQLite database (its first bytes are not "SQLite format 3")
+            register incomplete: 2 the adapter 'incomplete' leaves these slots NULL: read_page, release
+            register bad id: 2 the adapter id 'Bad Id' must be 1 to 32 characters of a-z, 0-9, '-' and '_'
+            register false promise: 2 the adapter 'promise' leaves these slots NULL: insert (PINCER_DB_CAN_WRITE is set), update (PINCER_DB_CAN_WRITE is set), remove (PINCER_DB_CAN_WRITE is set), execute (PINCER_DB_CAN_QUERY is set)
+            register small: 2 the adapter table's struct_size is 24; version 1.0 of pincer_db_adapter_t needs 144
+            register NULL: 2 register_adapter: the adapter table is NULL
+            register good: 0 
+            register duplicate: 4 an adapter with the id 'fixture' is already registered
+            register zeroed: 2 the adapter table's struct_size is 0; version 1.0 of pincer_db_adapter_t needs 144
+
+
+            """)
+        // The app's file is listed and browsable; the adapter that cannot list
+        // is reported beside it instead of hiding it.
+        let list = try pincer("db.list", "--json")
+        XCTAssertEqual(list.status, 0, list.stderr)
+        let names = (Fixture.json(list.stdout)["result"] as? [[String: Any]])?.map { $0["name"] as? String }
+        XCTAssertEqual(names, ["app"])
+        XCTAssertTrue(list.stderr.contains("adapter fixture could not list its databases: this fixture adapter offers nothing"), list.stderr)
+        XCTAssertEqual(try pincer("db.count", "app", "Genre", "--csv").stdout, "")
+        let count = try pincer("db.count", "sqlite:app", "Genre", "--json")
+        XCTAssertEqual((Fixture.json(count.stdout)["result"] as? [String: Any])?["count"] as? Int, 25)
+        let failing = try pincer("db.tables", "fixture:anything")
+        XCTAssertEqual(failing.status, 1)
+        XCTAssertEqual(failing.stderr, "pincer: db.tables: this fixture adapter offers nothing\n")
+    }
+}
+
+/// The example adapter in Plugins/Examples/CSVAdapter: plain C against
+/// SDK/ alone, built with the README's cc command, used through the same
+/// db.* commands as SQLite.
+final class CSVAdapterTests: XCTestCase {
+    static let plugin: String = {
+        let dir = Fixture.temporaryDirectory("pincer-csv-adapter")
+        let output = dir + "/libpincer-csv.so"
+        let r = try! Fixture.run("/usr/bin/cc", ["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-shared", "-fPIC",
+                                                 "-fvisibility=hidden", "-I", Fixture.sdkInclude,
+                                                 Fixture.packageRoot + "/Plugins/Examples/CSVAdapter/csv_adapter.c", "-o", output])
+        precondition(r.status == 0, "cc failed: \(r.stderr)")
+        return output
+    }()
+
+    var state = ""
+    var folder = ""
+
+    override func setUpWithError() throws {
+        state = Fixture.temporaryDirectory("pincer-csv-state")
+        folder = Fixture.temporaryDirectory("pincer-csv-data") + "/music"
+        try FileManager.default.copyItem(atPath: Fixture.packageRoot + "/Plugins/Examples/CSVAdapter/sample", toPath: folder)
+        XCTAssertEqual(try pincer("csv.add", folder, "--name", "music").status, 0)
+    }
+
+    func pincer(_ args: String...) throws -> Fixture.ProcessResult {
+        try Fixture.pincer(args, stateDir: state, pluginPath: CSVAdapterTests.plugin)
+    }
+
+    func json(_ r: Fixture.ProcessResult, file: StaticString = #filePath, line: UInt = #line) -> Any? {
+        XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
+        return Fixture.json(r.stdout, file: file, line: line)["result"]
+    }
+
+    func testExportsOnlyTheEntryFunction() throws {
+        let r = try Fixture.run("/usr/bin/nm", ["-D", "--defined-only", CSVAdapterTests.plugin])
+        let symbols = r.stdout.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" }
+        XCTAssertEqual(symbols.filter { !$0.hasPrefix("_") }, ["pincer_plugin_entry"])
+    }
+
+    func testBrowsingCSVThroughTheSameCommands() throws {
+        let list = json(try pincer("db.list", "--json")) as? [[String: Any]] ?? []
+        XCTAssertTrue(list.contains { $0["name"] as? String == "music" && $0["adapter"] as? String == "csv" }, "\(list)")
+        XCTAssertEqual(try pincer("db.tables", "csv:music", "--csv").stdout, "name,kind\nartists,table\ntracks,table\n")
+        let schema = json(try pincer("db.schema", "music", "tracks", "--json")) as? [String: Any] ?? [:]
+        XCTAssertEqual((schema["columns"] as? [[String: Any]])?.map { $0["type"] as? String },
+                       ["INTEGER", "INTEGER", "TEXT", "INTEGER", "REAL", "TEXT"])
+        XCTAssertEqual(schema["key"] as? [String], ["row"])
+
+        // Keyset pages over a custom order add up to the whole ordered table.
+        let all = json(try pincer("db.rows", "music", "tracks", "--order", "rating:desc,title", "--limit", "100", "--json")) as? [String: Any] ?? [:]
+        let allRows = all["rows"] as? [[Any]] ?? []
+        XCTAssertEqual(allRows.count, 20)
+        var walked: [[Any]] = []
+        var cursor: String?
+        repeat {
+            var args = ["db.rows", "music", "tracks", "--order", "rating:desc,title", "--limit", "6", "--json"]
+            if let cursor { args += ["--after", cursor] }
+            let page = json(try Fixture.pincer(args, stateDir: state, pluginPath: CSVAdapterTests.plugin)) as? [String: Any] ?? [:]
+            walked += page["rows"] as? [[Any]] ?? []
+            cursor = page["next_cursor"] as? String
+        } while cursor != nil && walked.count < 100
+        XCTAssertEqual(walked.map { "\($0)" }, allRows.map { "\($0)" })
+        // NULL ratings sort last descending, as in SQLite.
+        XCTAssertTrue(allRows.last.map { $0[4] is NSNull } ?? false, "\(allRows.last ?? [])")
+
+        let count = json(try pincer("db.count", "music", "tracks", "--json")) as? [String: Any] ?? [:]
+        XCTAssertEqual(count["count"] as? Int, 20)
+        XCTAssertEqual(count["exact"] as? Bool, true)
+        let query = try pincer("db.query", "music", "SELECT 1")
+        XCTAssertEqual(query.status, 1)
+        XCTAssertTrue(query.stderr.contains("does not run statements"), query.stderr)
+    }
+
+    func testWritesRewriteTheFileWholeAndNeedWrite() throws {
+        let path = folder + "/artists.csv"
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        let refused = try pincer("db.insert", "music", "artists", "id=7", "name='Nina Simone'")
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("read-only"), refused.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), original)
+
+        let inserted = json(try pincer("db.insert", "music", "artists", "id=7", "name=Nina, \"Simone\"", "country=United States",
+                                       "--write", "--json")) as? [String: Any] ?? [:]
+        let row = try XCTUnwrap((inserted["rows"] as? [[Any]])?.first)
+        XCTAssertEqual(row[0] as? Int, 7)
+        XCTAssertEqual(row[1] as? String, "Nina, \"Simone\"")
+        XCTAssertEqual(row[2] as? String, "United States")
+        let key = try XCTUnwrap((inserted["keys"] as? [[Int]])?.first?.first)
+        XCTAssertTrue(try String(contentsOfFile: path, encoding: .utf8).hasSuffix("7,\"Nina, \"\"Simone\"\"\",United States\n"))
+        XCTAssertEqual(try pincer("db.update", "music", "artists", String(key), "country=USA", "--write").status, 0)
+        XCTAssertEqual(try pincer("db.rows", "music", "artists", "--offset", "6", "--csv").stdout,
+                       "id,name,country\n7,\"Nina, \"\"Simone\"\"\",USA\n")
+        let wrongColumn = try pincer("db.update", "music", "artists", String(key), "colour=red", "--write")
+        XCTAssertEqual(wrongColumn.status, 1)
+        XCTAssertTrue(wrongColumn.stderr.contains("colour"), wrongColumn.stderr)
+        XCTAssertEqual(try pincer("db.delete", "music", "artists", String(key), "--write").status, 0)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), original, "insert then delete gives the file back byte for byte")
+        let missing = try pincer("db.delete", "music", "artists", "99", "--write")
+        XCTAssertEqual(missing.status, 1)
+    }
+
+    func testMalformedFilesAreNamedWithLineAndColumn() throws {
+        try "a,b\n1,2\n3,\"unterminated\n".write(toFile: folder + "/broken.csv", atomically: true, encoding: .utf8)
+        let r = try pincer("db.rows", "music", "broken")
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("broken.csv:3:3: unterminated quoted field"), r.stderr)
+        // The other tables still work.
+        XCTAssertEqual(try pincer("db.count", "music", "artists", "--json").status, 0)
+    }
+}

@@ -302,7 +302,7 @@ enum CResults {
                     keyColumns: strings(p.key_columns, keys).map { $0 ?? "" },
                     keys: keys > 0 ? try values(p.keys, rows: rows, columns: keys) : [],
                     paging: Paging(rawValue: p.paging), nextCursor: p.next_cursor.map { String(cString: $0) },
-                    changes: Int(clamping: p.changes), truncated: p.flags & PINCER_DB_PAGE_TRUNCATED != 0,
+                    more: p.flags & PINCER_DB_PAGE_MORE != 0 || p.next_cursor != nil, changes: Int(clamping: p.changes), truncated: p.flags & PINCER_DB_PAGE_TRUNCATED != 0,
                     wrote: p.flags & PINCER_DB_PAGE_WROTE != 0)
     }
 }

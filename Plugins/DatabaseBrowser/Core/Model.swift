@@ -166,18 +166,22 @@ public struct Page: Sendable, Equatable {
     public var keys: [[DBValue]]
     public var paging: Paging?
     public var nextCursor: String?
+    /// read_page: more rows follow (there may be no cursor to say so).
+    public var more: Bool
     public var changes: Int
     public var truncated: Bool
     public var wrote: Bool
 
     public init(columns: [String], rows: [[DBValue]], keyColumns: [String] = [], keys: [[DBValue]] = [],
-                paging: Paging? = nil, nextCursor: String? = nil, changes: Int = 0, truncated: Bool = false, wrote: Bool = false) {
+                paging: Paging? = nil, nextCursor: String? = nil, more: Bool = false, changes: Int = 0, truncated: Bool = false,
+                wrote: Bool = false) {
         self.columns = columns
         self.rows = rows
         self.keyColumns = keyColumns
         self.keys = keys
         self.paging = paging
         self.nextCursor = nextCursor
+        self.more = more
         self.changes = changes
         self.truncated = truncated
         self.wrote = wrote

@@ -125,7 +125,7 @@ final class SQLiteSession: DatabaseSession {
         }
         let next = keyset && more ? KeysetCursor.encode(object: d.name, order: order, values: last) : nil
         return Page(columns: visible.map(\.name), rows: rows, keyColumns: d.keyColumns, keys: keys,
-                    paging: request.cursor != nil ? .keyset : .offset, nextCursor: next)
+                    paging: request.cursor != nil ? .keyset : .offset, nextCursor: next, more: more)
     }
 
     // MARK: writes

@@ -74,7 +74,7 @@ struct DatabaseCommands {
                 }
                 return try s.readPage(request)
             }
-            return .string(page.json().serialized())
+            return .string(page.json(offset: request.offset).serialized())
         }
 
         try host.addCommand("count(db: string, table: string, limit: i64 = 0, timeout: i64 = 5000) -> string",

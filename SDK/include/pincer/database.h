@@ -85,10 +85,11 @@ typedef struct pincer_db_value {
 typedef uint32_t pincer_db_capabilities_t;
 #define PINCER_DB_CAN_QUERY    (1u << 0) /* `execute` runs statements in the store's own language */
 #define PINCER_DB_CAN_WRITE    (1u << 1) /* insert, update and remove work in sessions opened with PINCER_DB_OPEN_WRITE */
-#define PINCER_DB_ATOMIC_WRITE (1u << 2) /* each write runs in a transaction, rolled back unless exactly the expected row changed */
+#define PINCER_DB_ATOMIC_WRITE (1u << 2) /* each write happens whole or not at all (a transaction rolled back unless
+                                            exactly the expected row changed, or a file replaced by rename) */
 #define PINCER_DB_CAN_KEYSET   (1u << 3) /* read_page returns cursors where rows have a key */
-#define PINCER_DB_CAN_CANCEL   (1u << 4) /* `cancel` stops a running call; session timeouts are honoured */
-#define PINCER_DB_CHEAP_COUNT  (1u << 5) /* `count` is exact and does not scan */
+#define PINCER_DB_CAN_CANCEL   (1u << 4) /* `cancel` stops a running call, and open's timeout_ms is honoured */
+#define PINCER_DB_CHEAP_COUNT  (1u << 5) /* `count` is exact and cheap (no scan of the rows per call) */
 
 /* One database an adapter offers. Element of pincer_db_database_list_t. */
 typedef struct pincer_db_database_info {
@@ -226,6 +227,7 @@ typedef uint32_t pincer_db_paging_t;
 /* Bits of pincer_db_page_t.flags. */
 #define PINCER_DB_PAGE_TRUNCATED (1u << 0) /* execute: more rows than row_limit; the rest were not kept */
 #define PINCER_DB_PAGE_WROTE     (1u << 1) /* execute: the statement may have changed the store */
+#define PINCER_DB_PAGE_MORE      (1u << 2) /* read_page: more rows follow this page (also where there is no cursor) */
 
 /* Rows, from read_page, insert or execute. */
 typedef struct pincer_db_page {
@@ -278,10 +280,12 @@ typedef struct pincer_db_adapter {
      * resolve names). *out is released with `release`. [any-thread] */
     pincer_status_t (*list_databases)(void *context, pincer_db_database_list_t **out);
 
-    /* Opens `database` (a name from list_databases, or anything else the
-     * adapter documents, such as a path) with PINCER_DB_OPEN_* `flags`.
-     * `timeout_ms` bounds every later call in the session (0: none); a call
-     * that runs out fails with PINCER_CANCELLED. *out stays valid until
+    /* Opens `database` (a name from list_databases, without the "id:"
+     * prefix the shell accepts, or anything else the adapter documents,
+     * such as a path) with PINCER_DB_OPEN_* `flags`. With
+     * PINCER_DB_CAN_CANCEL, `timeout_ms` bounds every later call in the
+     * session (0: none) and a call that runs out fails with
+     * PINCER_CANCELLED; other adapters may ignore it. *out stays valid until
      * close. [any-thread] */
     pincer_status_t (*open)(void *context, const char *database, uint32_t flags,
                             uint32_t timeout_ms, pincer_db_session_t **out);
@@ -321,7 +325,8 @@ typedef struct pincer_db_adapter {
                               uint32_t count, pincer_db_page_t **out_row);
 
     /* Sets `count` columns of the one row whose key (key_count values in
-     * the description's key order) is `key`. PINCER_NOT_FOUND, and nothing
+     * the description's key order, as read_page returned them in `keys`)
+     * is `key`. PINCER_NOT_FOUND, and nothing
      * changes, unless exactly one row matched. Optional (PINCER_DB_CAN_WRITE).
      * [session thread] */
     pincer_status_t (*update)(void *context, pincer_db_session_t *session, const char *object,
