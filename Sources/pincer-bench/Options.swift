@@ -2,7 +2,7 @@
 
 /// What to measure and how to print it.
 struct BenchOptions: Sendable {
-    enum Part: String, Sendable { case dispatch, startup, flags, net, l10n, a11y, loc }
+    enum Part: String, Sendable { case dispatch, startup, flags, net, l10n, a11y, loc, db }
 
     var json = false
     var runs = 30
@@ -22,11 +22,12 @@ struct BenchOptions: Sendable {
     var runsL10n: Bool { only == nil || only == .l10n }
     var runsA11y: Bool { only == nil || only == .a11y }
     var runsLoc: Bool { only == nil || only == .loc }
+    var runsDb: Bool { only == nil || only == .db }
 
     static let usage = """
         usage: pincer-bench [--json] [--runs N] [--calls N] [--threads N] [--lookups N]
                             [--requests N] [--strings N] [--points N]
-                            [--only dispatch|startup|flags|net|l10n|a11y|loc]
+                            [--only dispatch|startup|flags|net|l10n|a11y|loc|db]
 
         Measures the Pincer host against baselines taken in the same run and
         prints the figures as ratios:
@@ -80,6 +81,14 @@ struct BenchOptions: Sendable {
                     each pass gave about duration / 0.1 fixes (no numeric
                     target; the ratio is printed). info: parse including
                     reading the file, Timeline build time
+          db        pages of 100 rows of a generated 1,000,000-row SQLite table
+                    through the database browser's SQLite adapter
+                    (DatabaseKit, readPage) at offsets 0, 500000 and 990000,
+                    by keyset (cursor) and by offset, against the sqlite3
+                    command-line tool running the same SQL (start-up
+                    subtracted). target: each page <= 1.5 x sqlite3's time,
+                    and keyset pages flat: the page at 990000 <= 1.5 x the
+                    first page. info: how offset pages grow
 
         Options:
           --json          print one JSON object with every figure instead of text
@@ -95,7 +104,7 @@ struct BenchOptions: Sendable {
           --points N      track points in the generated GPX file for loc
                           (default 200000, at least 1000, at most 1000000)
           --only PART     run only `dispatch`, `startup`, `flags`, `net`, `l10n`,
-                          `a11y` or `loc`
+                          `a11y`, `loc` or `db`
           --help          show this help
 
         Exit status: 0 every target met, 1 a target missed (or a measurement
@@ -107,7 +116,8 @@ struct BenchOptions: Sendable {
         the net part libpincer-plugin-net.so; the l10n part needs python3 with
         pseudol10nutil (pip install --pre pseudol10nutil) and the package's
         scripts/bench-l10n-baseline.py, the loc part python3 with gpxpy
-        (pip install gpxpy) and scripts/bench-loc-baseline.py:
+        (pip install gpxpy) and scripts/bench-loc-baseline.py, the db part the
+        sqlite3 command-line tool (scripts/deps installs it):
           swift build -c release && .build/release/pincer-bench
 
         """
@@ -165,7 +175,7 @@ struct BenchOptions: Sendable {
             case "--only":
                 let part = try value(for: flag, inline: inline)
                 guard let p = Part(rawValue: part) else {
-                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net', 'l10n', 'a11y' or 'loc', got '\(part)'")
+                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net', 'l10n', 'a11y', 'loc' or 'db', got '\(part)'")
                 }
                 options.only = p
             default:

@@ -25,12 +25,14 @@ struct Report: Sendable {
     var a11yError: String?
     var loc: LocFigures?
     var locError: String?
+    var db: DatabaseFigures?
+    var dbError: String?
 
     /// Every part that ran met its target, and none failed to measure.
     var passed: Bool {
-        dispatchError == nil && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil && locError == nil
+        dispatchError == nil && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil && locError == nil && dbError == nil
             && (dispatch?.passed ?? true) && (startup?.passed ?? true) && (flags?.passed ?? true) && (net?.passed ?? true)
-            && (l10n?.passed ?? true) && (a11y?.passed ?? true) && (loc?.passed ?? true)
+            && (l10n?.passed ?? true) && (a11y?.passed ?? true) && (loc?.passed ?? true) && (db?.passed ?? true)
     }
 
     static func verdict(_ pass: Bool) -> String { pass ? "PASS" : "FAIL" }
@@ -119,6 +121,13 @@ struct Report: Sendable {
         } else if let e = locError {
             lines.append("")
             lines.append(row("loc", "error: \(e)", "", "FAIL"))
+        }
+        if let d = db {
+            lines.append("")
+            lines += dbText(d, row: row)
+        } else if let e = dbError {
+            lines.append("")
+            lines.append(row("db", "error: \(e)", "", "FAIL"))
         }
         lines.append("")
         lines.append("result    \(passed ? "all targets met" : "target missed")")
@@ -211,6 +220,11 @@ struct Report: Sendable {
             members.append(("loc", locJSON(l)))
         } else if let e = locError {
             members.append(("loc", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let d = db {
+            members.append(("db", dbJSON(d)))
+        } else if let e = dbError {
+            members.append(("db", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         members.append(("pass", .bool(passed)))
         return JSON.object(members).serialized(pretty: true) + "\n"

@@ -92,5 +92,15 @@ if options.runsLoc {
         printError("pincer-bench: loc: \(error.message)")
     }
 }
+if options.runsDb {
+    do {
+        let db = try DatabaseBench.run()
+        if let e = db.baselineError { printError("pincer-bench: db: sqlite3: \(e)") }
+        report.db = db
+    } catch {
+        report.dbError = error.message
+        printError("pincer-bench: db: \(error.message)")
+    }
+}
 printOut(options.json ? report.json() : report.text())
 exit(report.passed ? 0 : 1)

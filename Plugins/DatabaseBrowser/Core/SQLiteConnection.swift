@@ -89,7 +89,33 @@ final class SQLiteConnection {
         }
     }
 
-    deinit { sqlite3_close_v2(db) }
+    deinit {
+        cache = [:]
+        sqlite3_close_v2(db)
+    }
+
+    /// Statements a session runs again and again (the page query, the
+    /// schema check), prepared once: compiling costs as much as reading a
+    /// 100-row page.
+    private var cache: [String: PreparedStatement] = [:]
+
+    /// Runs `body` with the cached statement for `sql`, then resets it at
+    /// once, so no read transaction stays open after an early stop.
+    func withStatement<T>(_ sql: String, what: String, _ body: (PreparedStatement) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        let s: PreparedStatement
+        if let cached = cache[sql] {
+            s = cached
+        } else {
+            s = try prepare(sql, what: what, persistent: true)
+            if cache.count >= 32 { cache.removeAll() }
+            cache[sql] = s
+        }
+        defer {
+            sqlite3_reset(s.stmt)
+            sqlite3_clear_bindings(s.stmt)
+        }
+        return try body(s)
+    }
 
     /// Read-only sessions: no ATTACH/DETACH, and no pragma that sets a
     /// value; pragmas that take a table or index name only read.
@@ -133,14 +159,14 @@ final class SQLiteConnection {
     }
 
     /// Prepares exactly one statement. Extra SQL after it is refused.
-    func prepare(_ sql: String, what: String = "SQL") throws(DatabaseError) -> PreparedStatement {
+    func prepare(_ sql: String, what: String = "SQL", persistent: Bool = false) throws(DatabaseError) -> PreparedStatement {
         var stmt: OpaquePointer?
         var tail: UnsafePointer<CChar>?
         var bytes = Array(sql.utf8)
         bytes.append(0)
         let (rc, consumed) = bytes.withUnsafeBufferPointer { buf -> (Int32, Int) in
             buf.withMemoryRebound(to: CChar.self) { c in
-                let rc = sqlite3_prepare_v3(db, c.baseAddress, Int32(c.count), 0, &stmt, &tail)
+                let rc = sqlite3_prepare_v3(db, c.baseAddress, Int32(c.count), persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, &tail)
                 return (rc, tail.map { $0 - c.baseAddress! } ?? 0)
             }
         }

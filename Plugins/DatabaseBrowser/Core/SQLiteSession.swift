@@ -23,7 +23,9 @@ final class SQLiteSession: DatabaseSession {
     /// Descriptions are cached until the schema changes (any connection's
     /// change bumps schema_version), so a page costs one query, not six.
     private func object(_ name: String) throws(DatabaseError) -> SQLiteObject {
-        let version = try connection.rows("PRAGMA schema_version").first?.first?.asInt ?? 0
+        let version = try connection.withStatement("PRAGMA schema_version", what: "schema check") { (s) throws(DatabaseError) -> Int64 in
+            try s.step() ? s.int(0) : 0
+        }
         if version != schemaVersion {
             described = [:]
             schemaVersion = version
@@ -83,10 +85,17 @@ final class SQLiteSession: DatabaseSession {
         }
         let keyset = d.identity != .none
 
-        var sql = "SELECT "
-        let selected = order.map(\.expression) + o.keyExpressions + visible.map { quoteIdentifier($0.name) }
-        sql += selected.isEmpty ? "*" : selected.joined(separator: ", ")
-        sql += " FROM \(quoteIdentifier(d.name))"
+        // The visible columns, then any order or key expression that is not
+        // one of them (a rowid): each value is read once.
+        var selected = visible.map { quoteIdentifier($0.name) }
+        func column(_ expression: String) -> Int {
+            if let i = selected.firstIndex(of: expression) { return i }
+            selected.append(expression)
+            return selected.count - 1
+        }
+        let orderColumns = order.map { column($0.expression) }
+        let keyColumns = o.keyExpressions.map(column)
+        var sql = "SELECT " + (selected.isEmpty ? "*" : selected.joined(separator: ", ")) + " FROM \(quoteIdentifier(d.name))"
         var parameters: [DBValue] = []
         if let cursor = request.cursor {
             guard keyset else { throw .invalid("\(d.name) has no key, so it pages by --offset only") }
@@ -106,26 +115,36 @@ final class SQLiteSession: DatabaseSession {
             parameters.append(.integer(Int64(request.offset)))
         }
 
-        let s = try connection.prepare(sql, what: "page query")
-        try s.bind(parameters)
-        let orderCount = order.count, keyCount = o.keyExpressions.count
-        var rows: [[DBValue]] = []
-        var keys: [[DBValue]] = []
-        var last: [DBValue] = []
-        var more = false
-        rows.reserveCapacity(request.limit)
-        while try s.step("reading \(d.name)") {
-            if rows.count == request.limit { more = true; break }
-            var row: [DBValue] = []
-            row.reserveCapacity(visible.count)
-            for i in (orderCount + keyCount)..<s.columnCount { row.append(s.value(Int32(i))) }
-            rows.append(row)
-            if keyCount > 0 { keys.append((orderCount..<orderCount + keyCount).map { s.value(Int32($0)) }) }
-            if keyset { last = (0..<orderCount).map { s.value(Int32($0)) } }
+        let shown = visible.count
+        return try connection.withStatement(sql, what: "page query") { (s) throws(DatabaseError) -> Page in
+            try s.bind(parameters)
+            var rows: [[DBValue]] = []
+            var keys: [[DBValue]] = []
+            var last: [DBValue] = []
+            var more = false
+            rows.reserveCapacity(request.limit)
+            if !keyColumns.isEmpty { keys.reserveCapacity(request.limit) }
+            while try s.step("reading \(d.name)") {
+                if rows.count == request.limit { more = true; break }
+                var row: [DBValue] = []
+                row.reserveCapacity(shown)
+                for i in 0..<shown { row.append(s.value(Int32(i))) }
+                if !keyColumns.isEmpty {
+                    var key: [DBValue] = []
+                    key.reserveCapacity(keyColumns.count)
+                    for i in keyColumns { key.append(i < shown ? row[i] : s.value(Int32(i))) }
+                    keys.append(key)
+                }
+                // The cursor needs the values of the page's last row only.
+                if keyset && rows.count == request.limit - 1 {
+                    last = orderColumns.map { $0 < shown ? row[$0] : s.value(Int32($0)) }
+                }
+                rows.append(row)
+            }
+            let next = keyset && more ? KeysetCursor.encode(object: d.name, order: order, values: last) : nil
+            return Page(columns: visible.map(\.name), rows: rows, keyColumns: d.keyColumns, keys: keys,
+                        paging: request.cursor != nil ? .keyset : .offset, nextCursor: next, more: more)
         }
-        let next = keyset && more ? KeysetCursor.encode(object: d.name, order: order, values: last) : nil
-        return Page(columns: visible.map(\.name), rows: rows, keyColumns: d.keyColumns, keys: keys,
-                    paging: request.cursor != nil ? .keyset : .offset, nextCursor: next, more: more)
     }
 
     // MARK: writes
