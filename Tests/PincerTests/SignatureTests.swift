@@ -45,15 +45,7 @@ final class SignatureTests: XCTestCase {
             ("add(a: i64) -> float", 16, "expected a type"),
             ("add(a: void)", 8, "expected a type"),
         ]
-        for (text, column, fragment) in cases {
-            do {
-                _ = try Signature.parse(text)
-                XCTFail("accepted: \(text)")
-            } catch {
-                XCTAssertEqual(error.column, column, "\(text): \(error)")
-                XCTAssertTrue(error.message.contains(fragment), "\(text): \(error.message)")
-            }
-        }
+        assertRefused(cases)
     }
 
     /// `name: string...` (ABI 1.2): zero or more strings, last, after optional parameters too.
@@ -92,15 +84,7 @@ final class SignatureTests: XCTestCase {
             ("q(a: string...a)", 15, "expected ',' or ')'"),
             ("q(a: string....)", 15, "expected ',' or ')'"),
         ]
-        for (text, column, fragment) in cases {
-            do {
-                _ = try Signature.parse(text)
-                XCTFail("accepted: \(text)")
-            } catch {
-                XCTAssertEqual(error.column, column, "\(text): \(error)")
-                XCTAssertTrue(error.message.contains(fragment), "\(text): \(error.message)")
-            }
-        }
+        assertRefused(cases)
     }
 
     func testValueConversionNamesTheType() {
@@ -116,5 +100,18 @@ final class SignatureTests: XCTestCase {
         guard case .failure(let e3) = ValueConversion.convert("inf", to: .f64) else { return XCTFail() }
         XCTAssertTrue(e3.description.contains("f64"))
         guard case .failure = ValueConversion.convert("12abc", to: .i64) else { return XCTFail() }
+    }
+
+    /// Each signature is refused at its column with a message containing the fragment.
+    func assertRefused(_ cases: [(String, Int, String)], file: StaticString = #filePath, line: UInt = #line) {
+        for (text, column, fragment) in cases {
+            do {
+                _ = try Signature.parse(text)
+                XCTFail("accepted: \(text)", file: file, line: line)
+            } catch {
+                XCTAssertEqual(error.column, column, "\(text): \(error)", file: file, line: line)
+                XCTAssertTrue(error.message.contains(fragment), "\(text): \(error.message)", file: file, line: line)
+            }
+        }
     }
 }
