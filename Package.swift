@@ -30,6 +30,10 @@ let package = Package(
         .library(name: "pincer-plugin-db", type: .dynamic, targets: ["DatabaseBrowser"]),
         // What an app links to capture its URLSession traffic into the network logger.
         .library(name: "PincerNetworkCapture", targets: ["PincerNetworkCapture"]),
+        // What an app links to embed the host and let `pincer attach` in: Swift, and C (pincer/embed.h).
+        .library(name: "PincerEmbed", targets: ["PincerEmbed"]),
+        .library(name: "pincer-embed", type: .dynamic, targets: ["PincerEmbedC"]),
+        .executable(name: "pincer-demo", targets: ["pincer-demo"]),
     ],
     targets: [
         // The public C contract.
@@ -47,9 +51,17 @@ let package = Package(
         // A strict XML 1.0 reader over UTF-8 bytes, shared by the dump and GPX importers.
         .target(name: "PincerXML"),
         .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "CSQLite", "PincerJSON"]),
-        .target(name: "PincerShell", dependencies: ["PincerHost", "CEdit"]),
+        .target(name: "PincerShell", dependencies: ["PincerHost", "PincerControl", "CEdit"]),
         .executableTarget(name: "pincer", dependencies: ["PincerShell"]),
         .target(name: "PincerPluginKit", dependencies: ["CPincerSDK", "PincerJSON"]),
+        // The control protocol (JSON-RPC over a Unix socket): shared definitions and the client.
+        .target(name: "PincerControl", dependencies: ["PincerJSON"]),
+        // The server side, inside an app: methods over a Host, and the shell run remotely.
+        .target(name: "PincerControlServer", dependencies: ["PincerHost", "PincerShell", "PincerControl", "PincerJSON"]),
+        // Embedding: start the host (and its control socket) in an app, typed access to the services.
+        .target(name: "PincerEmbed", dependencies: ["PincerHost", "PincerControlServer", "PincerNetworkCapture", "CPincerSDK"]),
+        .target(name: "PincerEmbedC", dependencies: ["PincerEmbed", "CPincerSDK"]),
+        .executableTarget(name: "pincer-demo", dependencies: ["PincerEmbed"]),
 
         .target(name: "DeveloperOptions", dependencies: ["CPincerSDK"], path: "Plugins/DeveloperOptions",
                 cSettings: hiddenByDefault, linkerSettings: exportOnlyEntry),
@@ -90,13 +102,13 @@ let package = Package(
                 linkerSettings: exportOnlyEntry),
 
         // Benchmarks (see README "Benchmarks"): the figures are ratios measured in one run.
-        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture", "PseudoL10n", "A11yAudit", "GeoRoutes", "DatabaseKit"],
+        .executableTarget(name: "pincer-bench", dependencies: ["PincerHost", "BenchKernels", "NetworkLog", "PincerNetworkCapture", "PseudoL10n", "A11yAudit", "GeoRoutes", "DatabaseKit", "PincerControl", "PincerControlServer"],
                          swiftSettings: [.unsafeFlags(["-Xcc", "-I\(root)/SDK/include"])]),
         .target(name: "BenchKernels", dependencies: ["CPincerSDK"],
                 cSettings: [.headerSearchPath("../../SDK/include")]),
         .executableTarget(name: "bench-hello"),
 
-        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog", "PseudoL10n", "A11yAudit", "GeoRoutes", "DatabaseKit"]),
+        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog", "PseudoL10n", "A11yAudit", "GeoRoutes", "DatabaseKit", "PincerControl", "PincerControlServer", "PincerEmbed"]),
     ],
     swiftLanguageModes: [.v6]
 )

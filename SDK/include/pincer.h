@@ -16,6 +16,10 @@
  *   pincer/l10n.h     pseudo-localisation, "pincer.l10n/1"
  *   pincer/location.h location spoofing and routes, "pincer.location/1"
  *   pincer/database.h database adapters and the browser, "pincer.database/1"
+ *
+ * For applications that embed Pincer (not for plugins):
+ *   pincer/embed.h    start and stop Pincer in an app, look services up
+ *                     (libpincer-embed.so)
  */
 #ifndef PINCER_H
 #define PINCER_H

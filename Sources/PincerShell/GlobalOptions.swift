@@ -47,7 +47,9 @@ struct GlobalOptions {
                 rest.append(arg)
                 i += 1
                 let first = positionals[0]
-                if (first == "run" && positionals.count == 2) || (positionals.count == 1 && first.contains(".")) {
+                // `attach` and `tail` read their own words (attach passes them on to the app).
+                let ownsWords = positionals.count == 1 && Shell.shellCommand(named: first)?.parsesOwnOptions == true
+                if (first == "run" && positionals.count == 2) || (positionals.count == 1 && first.contains(".")) || ownsWords {
                     rest += args[i...]
                     break
                 }
@@ -76,11 +78,22 @@ struct GlobalOptions {
         }
         // Only a plugin command's result can be a table; refusing here keeps
         // `pincer plugins --csv` from silently printing text.
-        if csv && !help, let first = positionals.first, first != "run" && !first.contains(".") {
+        if csv && !help, let first = positionals.first, first != "run" && first != "attach" && !first.contains(".") {
             throw .usage("--csv applies to plugin commands with table results, not to '\(first)'",
                          usage: "pincer run <command> [arguments] --csv")
         }
         return rest
+    }
+
+    /// An option given that loads plugins or opens a store of its own (nil
+    /// when none was): meaningless in a shell attached to an app, which has
+    /// its plugins and its store.
+    var pluginLoadingFlag: String? {
+        if !pluginPaths.isEmpty { return "--plugin-path" }
+        if !builtins { return "--no-builtin" }
+        if stateDirectory != nil { return "--state-dir" }
+        if strict { return "--strict" }
+        return nil
     }
 
     static func isNumber(_ arg: String) -> Bool {

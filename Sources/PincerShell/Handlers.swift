@@ -7,16 +7,7 @@ extension Shell {
         let h = host!
         let failures = h.failures
         if options.json {
-            emit(.object([
-                ("plugins", .array(h.plugins.map { p in
-                    .object([("id", .string(p.id)), ("short_name", .string(p.shortName)), ("name", .string(p.name)),
-                             ("version", .string(p.version)), ("summary", .string(p.summary)),
-                             ("abi", .string("\(p.abiMajor).\(p.abiMinor)")), ("path", .string(p.path))])
-                })),
-                ("failed", .array(failures.map { f in
-                    .object([("path", .string(f.path)), ("id", f.pluginID.map(JSON.string) ?? .null), ("reason", .string(f.reason))])
-                })),
-            ]))
+            emit(h.pluginsJSON())
         } else {
             let plugins = h.plugins
             if plugins.isEmpty { console.out("No plugins loaded.\n") }
@@ -33,25 +24,6 @@ extension Shell {
         return failures.isEmpty ? .ok : .pluginLoadFailure
     }
 
-    func entryJSON(_ e: Entry, _ h: Host, pinned: Set<String>) -> JSON {
-        var fields: [(String, JSON)] = [
-            ("id", .string(e.fullID)), ("kind", .string(e.kind.rawValue)), ("title", .string(e.title)),
-            ("summary", .string(e.summary)), ("plugin", .string(e.pluginID)), ("pinned", .bool(pinned.contains(e.fullID))),
-        ]
-        if !e.choices.isEmpty { fields.append((e.kind == .choice ? "choices" : "suggestions", .array(e.choices.map(JSON.string)))) }
-        switch h.state(of: e) {
-        case .value(let v): fields.append(("value", .string(e.isSecret && !v.isEmpty ? "********" : v)))
-        case .pluginValue(let v, let details):
-            fields.append(("value", .string(e.isSecret && !v.isEmpty ? "********" : v)))
-            fields.append(("details", .object(details.map { ($0.title, $0.value.map(JSON.string) ?? .null) })))
-        case .rows(let rows):
-            fields.append(("rows", .array(rows.map { .object([("title", .string($0.title)), ("value", $0.value.map(JSON.string) ?? .null)]) })))
-        case .action(let c): fields.append(("command", .string(c)))
-        case .failed(let why): fields.append(("error", .string(why)))
-        }
-        return .object(fields)
-    }
-
     func menu(_ only: String?) throws(ShellError) -> ExitCode {
         let h = host!
         var sections = h.sections()
@@ -63,10 +35,7 @@ extension Shell {
         }
         let pinned = Set(h.pinnedEntryIDs())
         if options.json {
-            emit(.object([("sections", .array(sections.map { s in
-                .object([("id", .string(s.id)), ("title", .string(s.title)),
-                         ("entries", .array(h.entries(inSection: s.id).map { entryJSON($0, h, pinned: pinned) }))])
-            }))]))
+            emit(.object([("sections", .array(h.sectionsJSON(sections)))]))
             return .ok
         }
         for s in sections {
@@ -109,23 +78,10 @@ extension Shell {
         }
     }
 
-    func commandJSON(_ c: Command) -> JSON {
-        .object([
-            ("name", .string(c.fullName)), ("signature", .string(c.signature.text)), ("usage", .string(c.usage)),
-            ("summary", .string(c.summary)), ("plugin", .string(c.pluginID)), ("changes_state", .bool(c.changesState)),
-            // A rest parameter counts as optional: it may be left out (zero items).
-            ("parameters", .array(c.signature.parameters.map { p in
-                .object([("name", .string(p.name)), ("type", .string(p.type.rawValue)), ("optional", .bool(p.isOptional || p.isRest)),
-                         ("default", p.defaultValue?.json ?? .null), ("secret", .bool(p.isSecret)), ("rest", .bool(p.isRest))])
-            })),
-            ("result", .string(c.signature.result.rawValue)),
-        ])
-    }
-
     func listCommands() -> ExitCode {
         let commands = host!.commands
         if options.json {
-            emit(.object([("commands", .array(commands.map(commandJSON)))]))
+            emit(.object([("commands", .array(commands.map(Host.commandJSON)))]))
             return .ok
         }
         let width = commands.map(\.fullName.count).max() ?? 0
@@ -143,6 +99,7 @@ extension Shell {
                 emit(.object([("name", .string(sc.name)), ("usage", .string(sc.usage)), ("summary", .string(sc.summary))]))
             } else {
                 console.out("usage: \(sc.usage)\n\n\(sc.summary).\n")
+                if !sc.details.isEmpty { console.out("\n\(sc.details)\n") }
                 if sc.name == "run" { console.out("\nArguments are positional or --name value (also --name=value); `--` ends options.\n") }
             }
             return .ok
@@ -152,7 +109,7 @@ extension Shell {
             throw .notFound("no command '\(topic)'\(Shell.suggestion(for: topic, among: h.commands.map(\.fullName) + Shell.table.map(\.name)))")
         }
         if options.json {
-            emit(commandJSON(c))
+            emit(Host.commandJSON(c))
             return .ok
         }
         var text = "usage: pincer run \(c.usage)\n"
@@ -292,6 +249,7 @@ extension Shell {
         }
         // Only a JSON document can be a table; refuse the rest before anything is called.
         if options.csv && !command.returnsJSON { throw .usage("\(name): --csv needs a table result") }
+        if command.changesState { try requireChangesAllowed(name) }
         let values: [Value]
         switch Shell.bind(words, to: command) {
         case .success(let v): values = v
@@ -320,7 +278,7 @@ extension Shell {
         }
         if options.json {
             emit(.object([("command", .string(name)), ("ok", .bool(true)),
-                          ("type", .string(command.returnsJSON ? "json" : command.signature.result.rawValue)), ("result", json)]))
+                          ("type", .string(command.resultTypeName)), ("result", json)]))
         } else if options.csv {
             guard let csv = JSONRendering.csv(json) else { throw .usage("\(name): --csv needs a table result") }
             console.out(csv)
@@ -337,7 +295,7 @@ extension Shell {
         let e = try entry(id)
         let state = h.state(of: e)
         if options.json {
-            emit(entryJSON(e, h, pinned: Set(h.pinnedEntryIDs())))
+            emit(h.entryJSON(e, pinned: Set(h.pinnedEntryIDs())))
         } else {
             switch state {
             case .value(let v): console.out((e.isSecret && !v.isEmpty ? "********" : v) + "\n")
@@ -358,12 +316,13 @@ extension Shell {
     func set(_ id: String, _ value: String) throws(ShellError) -> ExitCode {
         let h = try requireHost()
         let e = try entry(id)
+        try requireChangesAllowed("set \(id)")
         let stored: String
         do { stored = try h.setValue(value, of: e) } catch { throw settingsError(error) }
         if e.isPluginValue {
             // The plugin decides what a change means (e.g. "remote" clears a
             // flag's override), so show what the entry reads now.
-            if options.json { emit(entryJSON(e, h, pinned: Set(h.pinnedEntryIDs()))) } else {
+            if options.json { emit(h.entryJSON(e, pinned: Set(h.pinnedEntryIDs()))) } else {
                 console.out("\(e.fullID) = \(describe(e, h.state(of: e)))\n")
             }
         } else if options.json {
@@ -377,6 +336,7 @@ extension Shell {
     func activate(_ id: String) throws(ShellError) -> ExitCode {
         let h = try requireHost()
         let e = try entry(id)
+        try requireChangesAllowed("activate \(id)")
         let result: Value
         do { result = try h.activate(e) } catch {
             throw error.kind == .failed ? .failed(error.message) : settingsError(error)
@@ -392,6 +352,7 @@ extension Shell {
     func pin(_ id: String, _ pinned: Bool) throws(ShellError) -> ExitCode {
         let h = try requireHost()
         let e = try entry(id)
+        try requireChangesAllowed("\(pinned ? "pin" : "unpin") \(id)")
         do { try h.setPinned(pinned, e) } catch { throw settingsError(error) }
         if options.json {
             emit(.object([("entry", .string(e.fullID)), ("pinned", .bool(pinned))]))
@@ -406,8 +367,8 @@ extension Shell {
         let found = h.search(text)
         if options.json {
             let pinned = Set(h.pinnedEntryIDs())
-            emit(.object([("entries", .array(found.entries.map { entryJSON($0, h, pinned: pinned) })),
-                          ("commands", .array(found.commands.map(commandJSON)))]))
+            emit(.object([("entries", .array(found.entries.map { h.entryJSON($0, pinned: pinned) })),
+                          ("commands", .array(found.commands.map(Host.commandJSON)))]))
         } else {
             for e in found.entries { console.out("entry    \(e.fullID.padded(to: 28)) \(e.title)\n") }
             for c in found.commands { console.out("command  \(c.fullName.padded(to: 28)) \(c.summary)\n") }

@@ -5,28 +5,41 @@ import Glibc
 #endif
 
 /// libedit's completion hook is a plain C function with no context
-/// pointer, so the active shell is parked here while the REPL runs.
-nonisolated(unsafe) private var activeShell: Shell?
+/// pointer, so the running loop's completer is parked here.
+nonisolated(unsafe) private var activeCompleter: ((String) -> [String])?
 nonisolated(unsafe) private var pendingMatches: [String] = []
 
-extension Shell {
-    /// The interactive shell. On a terminal: libedit line editing, history
-    /// in the state directory and tab completion. From a pipe: one command
-    /// per line, no prompt; the exit code is that of the last command.
-    func repl() -> ExitCode {
-        interactive = true
+/// The read loop of the shells (the local `pincer shell` and `pincer attach`
+/// without a command). On a terminal: libedit line editing, history and
+/// tab completion. From a pipe: one command per line, no prompt.
+struct LineLoop {
+    enum Outcome {
+        case next(ExitCode)
+        /// Ends the loop (the app went away).
+        case stop(ExitCode)
+    }
+
+    let prompt: String
+    /// Printed on a terminal before the first prompt.
+    let banner: String
+    /// Where history persists; nil keeps it for the session only.
+    let historyPath: String?
+    let completions: (String) -> [String]
+    /// The line as history keeps it (secrets masked); nil keeps nothing.
+    let historyLine: (String) -> String?
+
+    /// Runs lines until exit, quit or end of input; returns the last line's exit code.
+    func run(console: Console, _ execute: (String) -> Outcome) -> ExitCode {
         let terminal = isatty(0) == 1
         var last = ExitCode.ok
-        let historyPath = host!.options.stateDirectory + "/history"
         if terminal {
-            _ = try? host!.settings() // creates the state directory the history lives in
-            activeShell = self
+            activeCompleter = completions
             cedit_set_name(strdup("pincer"))
             cedit_set_completer { text, start, _ in
-                guard let shell = activeShell, let line = cedit_line_buffer() else { return nil }
+                guard let complete = activeCompleter, let line = cedit_line_buffer() else { return nil }
                 let prefix = String(decoding: UnsafeRawBufferPointer(start: line, count: Int(start)), as: UTF8.self)
                 let word = text.map { String(cString: $0) } ?? ""
-                pendingMatches = shell.completions(for: prefix + word)
+                pendingMatches = complete(prefix + word)
                 cedit_completion_over()
                 guard !pendingMatches.isEmpty else { return nil }
                 return rl_completion_matches(text) { _, state in
@@ -35,13 +48,14 @@ extension Shell {
                 }
             }
             using_history()
-            _ = read_history(historyPath)
-            console.out("pincer \(Shell.version) — \(host!.plugins.count) plugins, \(host!.commands.count) commands. Tab completes; 'help' lists commands; 'exit' leaves.\n")
+            if let historyPath { _ = read_history(historyPath) }
+            console.out(banner)
         }
+        defer { activeCompleter = nil }
         while true {
             let line: String
             if terminal {
-                guard let raw = readline("pincer> ") else { console.out("\n"); break }
+                guard let raw = readline(prompt) else { console.out("\n"); break }
                 line = String(cString: raw)
                 free(raw)
             } else {
@@ -51,15 +65,34 @@ extension Shell {
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             if trimmed == "exit" || trimmed == "quit" { break }
-            if terminal, let saved = historyLine(for: trimmed) {
+            if terminal, let saved = historyLine(trimmed) {
                 _ = add_history(saved)
-                _ = append_history(1, historyPath) == 0 || write_history(historyPath) == 0
+                if let historyPath { _ = append_history(1, historyPath) == 0 || write_history(historyPath) == 0 }
             }
-            last = execute(line: trimmed)
+            switch execute(trimmed) {
+            case .next(let code): last = code
+            case .stop(let code): return code
+            }
         }
-        activeShell = nil
-        interactive = false
         return last
+    }
+}
+
+extension Shell {
+    /// The interactive shell over the local host. The exit code is that of
+    /// the last command.
+    func repl() -> ExitCode {
+        interactive = true
+        defer { interactive = false }
+        let h = host!
+        if isatty(0) == 1 { _ = try? h.settings() } // creates the state directory the history lives in
+        let loop = LineLoop(
+            prompt: "pincer> ",
+            banner: "pincer \(Shell.version) — \(h.plugins.count) plugins, \(h.commands.count) commands. Tab completes; 'help' lists commands; 'exit' leaves.\n",
+            historyPath: h.options.stateDirectory + "/history",
+            completions: { [unowned self] in completions(for: $0) },
+            historyLine: { [unowned self] in historyLine(for: $0) })
+        return loop.run(console: console) { .next(execute(line: $0)) }
     }
 
     /// Runs one REPL line with the already loaded host.

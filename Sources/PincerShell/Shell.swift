@@ -15,24 +15,63 @@ public final class Shell {
     private(set) var host: Host?
     /// Set inside the REPL, where global options were fixed at start.
     var interactive = false
+    /// The shell runs inside an app, on the app's host (`pincer attach`):
+    /// the plugins are the app's, so options that load plugins and commands
+    /// that only make sense in a terminal of their own are refused.
+    let isEmbedded: Bool
+    /// False when the app refuses changes from attached shells: commands
+    /// marked PINCER_COMMAND_CHANGES_STATE, `set`, `pin`, `unpin` and
+    /// `activate` then fail before anything is called.
+    public var allowsChanges = true
+    /// Set when the last `run` was refused because changes are not allowed.
+    /// An attached shell prints nothing then: the app's control server
+    /// reports the refusal itself (ErrorCode.disabled).
+    public private(set) var refusal: String?
 
     public init(console: Console = StandardConsole(), environment: [String: String]? = nil) {
         self.console = console
         self.environment = environment ?? GlobalOptions.environment()
+        isEmbedded = false
+    }
+
+    /// A shell over an app's host, already loaded. `close()` leaves it
+    /// running: the app owns it.
+    public init(host: Host, console: Console, environment: [String: String]? = nil) {
+        self.console = console
+        self.environment = environment ?? GlobalOptions.environment()
+        self.host = host
+        isEmbedded = true
     }
 
     deinit { close() }
 
-    /// Shuts the plugins down (their shutdown callbacks run once).
-    public func close() { host?.shutdown() }
+    /// Shuts the plugins down (their shutdown callbacks run once), unless
+    /// the host is an app's.
+    public func close() {
+        if !isEmbedded { host?.shutdown() }
+    }
 
     /// Runs one `pincer` invocation (arguments without the program name).
     public func run(_ arguments: [String]) -> Int32 {
-        do {
+        refusal = nil
+        do throws(ShellError) {
             let rest = try options.extract(from: arguments)
+            if isEmbedded, let flag = options.pluginLoadingFlag {
+                throw ShellError.usage("\(flag) applies to the local pincer only: an attached shell uses the app's plugins")
+            }
             return try dispatch(rest).rawValue
         } catch {
+            if isEmbedded && refusal != nil { return error.code.rawValue }
             return report(error).rawValue
+        }
+    }
+
+    /// Refuses what changes the app's state when the app does not allow it.
+    func requireChangesAllowed(_ what: String) throws(ShellError) {
+        guard allowsChanges else {
+            let message = "\(what) changes state, and the app does not allow changes from pincer"
+            refusal = message
+            throw ShellError.failed(message)
         }
     }
 
@@ -67,6 +106,7 @@ public final class Shell {
             throw .usage("unknown command '\(name)'\(Shell.suggestion(for: name, among: known + (loadedHost()?.commands.map(\.fullName) ?? [])))",
                          usage: "pincer <command> [arguments]; see pincer --help")
         }
+        if isEmbedded && command.localOnly { throw .usage("\(name) runs in the local pincer only") }
         if options.help && name != "run" { return try help(name) }
         if options.help, name == "run" { return try help(rest.first ?? "run") }
         guard rest.count >= command.minArguments, command.maxArguments.map({ rest.count <= $0 }) ?? true else {

@@ -14,6 +14,13 @@ struct ShellCommand: Sendable {
     let completion: Completion
     /// Whether the command needs plugins loaded.
     let needsHost: Bool
+    /// Refused in a shell attached to an app (`shell`, `ps`, `attach`, `tail`).
+    var localOnly = false
+    /// The words after the command's name are its own, options included
+    /// (global options go before the name).
+    var parsesOwnOptions = false
+    /// More help text (`pincer help <name>`), after the summary.
+    var details = ""
     let run: @Sendable (Shell, [String]) throws(ShellError) -> ExitCode
 
     var usage: String { arguments.isEmpty ? "pincer \(name)" : "pincer \(name) \(arguments)" }
@@ -44,7 +51,18 @@ extension Shell {
         ShellCommand(name: "search", arguments: "<text>", summary: "Find entries and commands by id, title or summary",
                      minArguments: 1, maxArguments: nil, completion: .none, needsHost: true) { s, a throws(ShellError) in s.search(a.joined(separator: " ")) },
         ShellCommand(name: "shell", arguments: "", summary: "Interactive shell with history and tab completion; reads commands from a pipe too",
-                     minArguments: 0, maxArguments: 0, completion: .none, needsHost: true) { s, _ throws(ShellError) in s.repl() },
+                     minArguments: 0, maxArguments: 0, completion: .none, needsHost: true, localOnly: true) { s, _ throws(ShellError) in s.repl() },
+        ShellCommand(name: "ps", arguments: "", summary: "List the running apps pincer can attach to (PID, NAME, SOCKET)",
+                     minArguments: 0, maxArguments: 0, completion: .none, needsHost: false, localOnly: true,
+                     details: Shell.psDetails) { s, _ throws(ShellError) in try s.listApps() },
+        ShellCommand(name: "attach", arguments: "[pid|socket] [command [arguments...]]",
+                     summary: "Run a command inside a running app, or a shell against it without one (exit code: the app's)",
+                     minArguments: 0, maxArguments: nil, completion: .none, needsHost: false, localOnly: true,
+                     parsesOwnOptions: true, details: Shell.attachDetails) { s, a throws(ShellError) in try s.attach(a) },
+        ShellCommand(name: "tail", arguments: "<topic> [pid|socket] [--json] [--snapshot]",
+                     summary: "Print a running app's events (\"flags.*\", \"net.entry\", \"*\") as they happen, one per line",
+                     minArguments: 1, maxArguments: nil, completion: .none, needsHost: false, localOnly: true,
+                     parsesOwnOptions: true, details: Shell.tailDetails) { s, a throws(ShellError) in try s.tail(a) },
         ShellCommand(name: "complete", arguments: "<line>", summary: "Print completions for a partial command line, one per line",
                      minArguments: 1, maxArguments: 1, completion: .none, needsHost: true) { s, a throws(ShellError) in s.printCompletions(a[0]) },
         ShellCommand(name: "version", arguments: "", summary: "Print the pincer and ABI versions",

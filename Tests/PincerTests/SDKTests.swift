@@ -16,7 +16,7 @@ final class SDKTests: XCTestCase {
     func testHeadersCompileAsC11AndCxx() throws {
         // Every header on its own, then the umbrella.
         let headers = ["pincer/version.h", "pincer/call.h", "pincer/command.h", "pincer/menu.h", "pincer/host.h",
-                       "pincer/service.h", "pincer/entry.h", "pincer/flags.h", "pincer/servers.h", "pincer/network.h", "pincer/l10n.h", "pincer/location.h", "pincer/database.h", "pincer.h"]
+                       "pincer/service.h", "pincer/entry.h", "pincer/flags.h", "pincer/servers.h", "pincer/network.h", "pincer/l10n.h", "pincer/location.h", "pincer/database.h", "pincer/embed.h", "pincer.h"]
         for header in headers {
             let source = "#include <\(header)>\nint main(void) { return 0; }\n"
             let c = try compile("/usr/bin/cc", ["-std=c11"], source: source, ext: "c")

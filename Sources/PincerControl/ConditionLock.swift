@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A pthread mutex with a condition variable, for the places that wait for
+/// a state change (a queue to fill, a response to arrive). Synchronization's
+/// Mutex has no condition, hence this. Shared by the client and the server.
+package final class ConditionLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    package init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    /// Waits for a broadcast; call only inside `withLock`.
+    package func wait() { pthread_cond_wait(condition, mutex) }
+
+    /// Wakes every waiter.
+    package func broadcast() { pthread_cond_broadcast(condition) }
+}

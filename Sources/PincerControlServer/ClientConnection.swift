@@ -1,0 +1,239 @@
+import PincerControl
+import PincerHost
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One request being worked on, so `cancel` can find it and its output and
+/// result can be dropped once it is cancelled.
+final class RequestToken: Sendable {
+    let id: RequestID
+    private let cancelled = Atomic<Bool>(false)
+
+    init(id: RequestID) { self.id = id }
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    func cancel() { cancelled.store(true, ordering: .releasing) }
+}
+
+/// One connected client: a reader thread that parses requests (answering
+/// the quick ones itself and starting a worker thread for the others), and
+/// a writer thread that sends what the queue holds. Nothing the app does
+/// waits for the client: replies, output and events are queued.
+final class ClientConnection: Sendable {
+    /// Requests worked on at once; more are refused with `busy`.
+    static let maxConcurrentRequests = 16
+
+    let core: ServerCore
+    private let fd: Int32
+    private let queue: OutboundQueue
+    /// Whether `fd` is still open: close() must not shut down a number the
+    /// reader has closed and the system has handed to someone else.
+    private let fdOpen = Mutex(true)
+    private let threads = Mutex<(reader: ServerThread, writer: ServerThread)?>(nil)
+    /// Requests in progress by id; a cancelled one is removed at once.
+    private let requests = Mutex<[RequestID: RequestToken]>([:])
+    private let runningWorkers = Atomic<Int>(0)
+
+    init(fd: Int32, core: ServerCore) {
+        self.fd = fd
+        self.core = core
+        queue = OutboundQueue(limit: core.options.queueLimit)
+    }
+
+    var maxMessageBytes: Int { core.options.maxMessageBytes }
+
+    // MARK: lifecycle
+
+    /// Starts the writer, then the reader; false when the system refuses a thread.
+    func start() -> Bool {
+        guard let writer = ServerThread.start({ [self] in writeLoop() }) else { return false }
+        // The reader may finish at once; it looks for the writer in `threads`.
+        let started = threads.withLock { slot -> Bool in
+            guard let reader = ServerThread.start({ [self] in readLoop() }) else { return false }
+            slot = (reader, writer)
+            return true
+        }
+        if !started {
+            queue.close()
+            writer.join()
+        }
+        return started
+    }
+
+    /// Disconnects: the queue stops and the socket is shut down, which
+    /// wakes the reader (it cleans up) and a writer blocked in send.
+    func close() {
+        queue.close()
+        fdOpen.withLock { open in
+            if open { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// Waits for the reader thread, which has then released everything.
+    func joinReader() {
+        threads.withLock { $0 }?.reader.join()
+    }
+
+    private func readLoop() {
+        var reader = MessageReader(fd: fd, maxBytes: maxMessageBytes)
+        reading: while true {
+            switch reader.next() {
+            case .message(let line): handle(line)
+            case .tooLarge:
+                sendReply(ControlProtocol.error(id: .null, .tooLarge, "a message is longer than the limit of \(maxMessageBytes) bytes; it was skipped"))
+            case .timedOut: continue
+            case .end: break reading
+            }
+        }
+        // The client closed its side: what is queued still goes out.
+        queue.close(drain: true)
+        threads.withLock { $0 }?.writer.join()
+        core.router.removeAll(of: self)
+        requests.withLock { $0.removeAll() }
+        fdOpen.withLock { open in
+            open = false
+            Glibc.close(fd)
+        }
+        // stop() joins the readers of the clients it took; the others are on their own.
+        if core.remove(self) { pthread_detach(pthread_self()) }
+    }
+
+    private func writeLoop() {
+        while let bytes = queue.pop() {
+            guard UnixSocket.sendAll(fd, bytes) else {
+                close()
+                return
+            }
+        }
+    }
+
+    // MARK: requests
+
+    private func handle(_ line: [UInt8]) {
+        let request: Request
+        switch Request.parse(line) {
+        case .failure(let rejection):
+            let e = rejection.error
+            sendReply(ControlProtocol.error(id: rejection.id, e.code, e.message, data: e.data))
+            return
+        case .success(let r):
+            request = r
+        }
+        let token = RequestToken(id: request.id)
+        switch request.method {
+        case .hello, .cancel, .unsubscribe:
+            // Quick and free of plugin calls: answered here, in order, even
+            // when every worker is busy.
+            sendResponse(request.id, Result { () throws(MethodError) -> JSON in try perform(request, token) })
+        default:
+            startWorker(request, token)
+        }
+    }
+
+    private func startWorker(_ request: Request, _ token: RequestToken) {
+        let registered = requests.withLock { table -> Bool in
+            guard table[request.id] == nil else { return false }
+            table[request.id] = token
+            return true
+        }
+        guard registered else {
+            sendResponse(request.id, .failure(MethodError(.invalidRequest, "id \(request.id.json.serialized()) is already used by a request in progress")))
+            return
+        }
+        if runningWorkers.add(1, ordering: .relaxed).newValue > Self.maxConcurrentRequests {
+            runningWorkers.subtract(1, ordering: .relaxed)
+            _ = unregister(token)
+            sendResponse(request.id, .failure(MethodError(.busy, "\(Self.maxConcurrentRequests) requests of this connection are in progress; wait for one to finish")))
+            return
+        }
+        let started = ServerThread.detached { [self] in
+            let result = Result { () throws(MethodError) -> JSON in try perform(request, token) }
+            // Counted out before the response goes, so a client that sends
+            // its next request on reading it is not refused.
+            runningWorkers.subtract(1, ordering: .relaxed)
+            if request.method == .subscribe, case .success(let r) = result, let id = r["subscription"]?.int64Value {
+                // Its events were held back so that they follow the response.
+                core.router.start(id) { complete(token, result) }
+            } else {
+                _ = complete(token, result)
+            }
+        }
+        if !started {
+            runningWorkers.subtract(1, ordering: .relaxed)
+            _ = complete(token, .failure(MethodError(.internalError, "the app could not start a thread for the request")))
+        }
+    }
+
+    /// Removes a request from the table; false when `cancel` already did.
+    private func unregister(_ token: RequestToken) -> Bool {
+        requests.withLock { table in
+            guard table[token.id] === token else { return false }
+            table[token.id] = nil
+            return true
+        }
+    }
+
+    /// Sends a finished request's response unless it was cancelled; true when sent.
+    private func complete(_ token: RequestToken, _ result: Result<JSON, MethodError>) -> Bool {
+        guard unregister(token) else { return false }
+        sendResponse(token.id, result)
+        return true
+    }
+
+    /// `cancel`: answers the request with `cancelled` now; its worker's result will be dropped.
+    func cancel(_ id: RequestID) -> Bool {
+        guard let token = requests.withLock({ $0.removeValue(forKey: id) }) else { return false }
+        token.cancel()
+        sendResponse(id, .failure(MethodError(.cancelled, "cancelled by the client")))
+        return true
+    }
+
+    // MARK: sending
+
+    private func sendResponse(_ id: RequestID, _ result: Result<JSON, MethodError>) {
+        let message: JSON
+        switch result {
+        case .success(let value): message = ControlProtocol.response(id: id.json, result: value)
+        case .failure(let e): message = ControlProtocol.error(id: id.json, e.code, e.message, data: e.data)
+        }
+        var bytes = message.serializedBytes()
+        if bytes.count > maxMessageBytes {
+            bytes = ControlProtocol.error(id: id.json, .tooLarge, "the response is \(bytes.count) bytes, more than the limit of \(maxMessageBytes)").serializedBytes()
+        }
+        push(bytes, .reply)
+    }
+
+    private func sendReply(_ message: JSON) { push(message.serializedBytes(), .reply) }
+
+    /// An event notification; dropped (and counted) when it does not fit.
+    func sendEvent(_ params: JSON) {
+        let bytes = ControlProtocol.notification(.event, params).serializedBytes()
+        guard bytes.count <= maxMessageBytes else { return countDroppedEvent() }
+        push(bytes, .event)
+    }
+
+    /// An event that was never queued: reported in the next "dropped" notice.
+    func countDroppedEvent() { queue.countDropped() }
+
+    /// Output of a running request, split when one message would be too long.
+    func sendOutput(_ token: RequestToken, stream: String, text: String) {
+        guard !token.isCancelled, !text.isEmpty else { return }
+        let bytes = ControlProtocol.notification(.output, .object([("id", token.id.json), ("stream", .string(stream)), ("text", .string(text))])).serializedBytes()
+        if bytes.count <= maxMessageBytes {
+            push(bytes, .reply)
+        } else if text.count > 1 {
+            let middle = text.index(text.startIndex, offsetBy: text.count / 2)
+            sendOutput(token, stream: stream, text: String(text[..<middle]))
+            sendOutput(token, stream: stream, text: String(text[middle...]))
+        }
+    }
+
+    private func push(_ bytes: [UInt8], _ kind: OutboundQueue.Kind) {
+        if queue.push(bytes + [UInt8(ascii: "\n")], kind) == .overflow {
+            // Full of replies it does not read: holding more would only grow the app.
+            close()
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import CPincerSDK
+
+/// The JSON shapes of what the host holds (README "JSON output"). The shell's
+/// `--json` output and the control protocol both come from here, so an
+/// attached client sees exactly what `pincer … --json` prints.
+extension Host {
+    /// "major.minor" of the plugin ABI this host implements.
+    public static let abiVersion = "\(PINCER_ABI_MAJOR).\(PINCER_ABI_MINOR)"
+
+    /// `pincer plugins --json`: {"plugins":[…],"failed":[…]}.
+    public func pluginsJSON() -> JSON {
+        .object([("plugins", .array(pluginListJSON())), ("failed", .array(failureListJSON()))])
+    }
+
+    public func pluginListJSON() -> [JSON] {
+        plugins.map { p in
+            .object([("id", .string(p.id)), ("short_name", .string(p.shortName)), ("name", .string(p.name)),
+                     ("version", .string(p.version)), ("summary", .string(p.summary)),
+                     ("abi", .string("\(p.abiMajor).\(p.abiMinor)")), ("path", .string(p.path))])
+        }
+    }
+
+    public func failureListJSON() -> [JSON] {
+        failures.map { f in
+            .object([("path", .string(f.path)), ("id", f.pluginID.map(JSON.string) ?? .null), ("reason", .string(f.reason))])
+        }
+    }
+
+    /// One entry as `pincer get --json` prints it; its value is read now
+    /// (plugin callbacks run). `pinned` is the set of pinned entry ids.
+    public func entryJSON(_ e: Entry, pinned: Set<String>) -> JSON {
+        var fields: [(String, JSON)] = [
+            ("id", .string(e.fullID)), ("kind", .string(e.kind.rawValue)), ("title", .string(e.title)),
+            ("summary", .string(e.summary)), ("plugin", .string(e.pluginID)), ("pinned", .bool(pinned.contains(e.fullID))),
+        ]
+        if !e.choices.isEmpty { fields.append((e.kind == .choice ? "choices" : "suggestions", .array(e.choices.map(JSON.string)))) }
+        switch state(of: e) {
+        case .value(let v): fields.append(("value", .string(e.isSecret && !v.isEmpty ? "********" : v)))
+        case .pluginValue(let v, let details):
+            fields.append(("value", .string(e.isSecret && !v.isEmpty ? "********" : v)))
+            fields.append(("details", .object(details.map { ($0.title, $0.value.map(JSON.string) ?? .null) })))
+        case .rows(let rows):
+            fields.append(("rows", .array(rows.map { .object([("title", .string($0.title)), ("value", $0.value.map(JSON.string) ?? .null)]) })))
+        case .action(let c): fields.append(("command", .string(c)))
+        case .failed(let why): fields.append(("error", .string(why)))
+        }
+        return .object(fields)
+    }
+
+    /// The `sections` array of `pincer menu --json`.
+    public func sectionsJSON(_ sections: [Section]) -> [JSON] {
+        let pinned = Set(pinnedEntryIDs())
+        return sections.map { s in
+            .object([("id", .string(s.id)), ("title", .string(s.title)),
+                     ("entries", .array(entries(inSection: s.id).map { entryJSON($0, pinned: pinned) }))])
+        }
+    }
+
+    /// One command as `pincer help <command> --json` prints it.
+    public static func commandJSON(_ c: Command) -> JSON {
+        .object([
+            ("name", .string(c.fullName)), ("signature", .string(c.signature.text)), ("usage", .string(c.usage)),
+            ("summary", .string(c.summary)), ("plugin", .string(c.pluginID)), ("changes_state", .bool(c.changesState)),
+            // A rest parameter counts as optional: it may be left out (zero items).
+            ("parameters", .array(c.signature.parameters.map { p in
+                .object([("name", .string(p.name)), ("type", .string(p.type.rawValue)), ("optional", .bool(p.isOptional || p.isRest)),
+                         ("default", p.defaultValue?.json ?? .null), ("secret", .bool(p.isSecret)), ("rest", .bool(p.isRest))])
+            })),
+            ("result", .string(c.signature.result.rawValue)),
+        ])
+    }
+}
+
+extension Command {
+    /// The `type` of a `pincer run --json` result: "json" for a JSON
+    /// document, else the signature's result type.
+    public var resultTypeName: String { returnsJSON ? "json" : signature.result.rawValue }
+}

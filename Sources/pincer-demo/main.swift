@@ -1,0 +1,177 @@
+// pincer-demo: a small app that embeds Pincer. It registers two flags and
+// two server environments (pointing at an HTTP server it runs itself on
+// 127.0.0.1), then once a tick reads them, makes a GET through a URLSession
+// whose traffic lands in the network logger, and prints one line. Attach
+// from another terminal and change things while it runs:
+//
+//   pincer ps                                   # the demo is listed
+//   pincer attach run flags.set fast-mode true
+//   pincer attach run servers.use staging
+//   pincer attach run loc.play city-run --rate 30
+//   pincer attach run net.list
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PincerEmbed
+import Synchronization
+
+/// One line on standard output, written at once (lines from the location
+/// thread never interleave with tick lines, and a pipe sees each line as it
+/// is printed).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+struct Arguments {
+    var ticks: Int?
+    var interval = 1.0
+    var socketDirectory: String?
+    var stateDirectory: String?
+
+    static let usage = """
+        usage: pincer-demo [--ticks N] [--interval SECONDS] [--socket-dir DIR] [--state-dir DIR]
+
+          --ticks N           stop after N ticks (default: run until SIGINT or SIGTERM)
+          --interval SECONDS  time between ticks (default 1)
+          --socket-dir DIR    control socket directory (default: $XDG_RUNTIME_DIR/pincer or /tmp/pincer-<uid>)
+          --state-dir DIR     settings store directory (default: the pincer shell's)
+          --help              this text
+        """
+
+    static func parse(_ words: [String]) -> Arguments {
+        var result = Arguments()
+        var rest = words[...]
+        func value(_ option: String) -> String {
+            guard let v = rest.popFirst() else { fail("\(option) needs a value") }
+            return v
+        }
+        while let word = rest.popFirst() {
+            switch word {
+            case "--ticks":
+                guard let n = Int(value(word)), n > 0 else { fail("--ticks takes a positive whole number") }
+                result.ticks = n
+            case "--interval":
+                guard let s = Double(value(word)), s > 0, s.isFinite else { fail("--interval takes a positive number of seconds") }
+                result.interval = s
+            case "--socket-dir": result.socketDirectory = value(word)
+            case "--state-dir": result.stateDirectory = value(word)
+            case "--help", "-h":
+                say(usage)
+                exit(0)
+            default: fail("unknown option '\(word)'")
+            }
+        }
+        return result
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("pincer-demo: \(message)\n\(usage)\n".utf8))
+        exit(2)
+    }
+}
+
+/// The app: what it reads from Pincer each tick, and the session it sends with.
+final class Demo: Sendable {
+    let pincer: Pincer
+    let session: URLSession
+
+    init(pincer: Pincer, session: URLSession) {
+        self.pincer = pincer
+        self.session = session
+    }
+
+    /// One tick's line: flags, environment, the GET's status, the spoofed location.
+    func tick(_ n: Int) async -> String {
+        let fast = pincer.flags.bool("fast-mode", default: false)
+        let greeting = pincer.flags.string("greeting", default: "hello")
+        let environment = pincer.servers.current ?? "none"
+        let api = pincer.servers.variable("API_URL") ?? ""
+        var status = "no API_URL"
+        if let url = URL(string: api) {
+            do {
+                let (_, response) = try await session.data(from: url)
+                status = "\((response as? HTTPURLResponse)?.statusCode ?? 0)"
+            } catch {
+                status = "failed (\(error.localizedDescription))"
+            }
+        }
+        var line = "tick \(n) fast-mode=\(fast) greeting=\(greeting) env=\(environment) GET \(api) status=\(status)"
+        if let fix = pincer.location.current {
+            line += String(format: " location=%.5f,%.5f", fix.latitude, fix.longitude)
+        }
+        return line
+    }
+}
+
+let arguments = Arguments.parse(Array(CommandLine.arguments.dropFirst()))
+
+let server: LocalServer
+let pincer: Pincer
+do {
+    server = try LocalServer()
+    var options = PincerOptions(appName: "pincer-demo")
+    options.socketDirectory = arguments.socketDirectory
+    options.stateDirectory = arguments.stateDirectory
+    pincer = try Pincer.start(options)
+
+    try pincer.flags.register("fast-mode", remote: false, summary: "Demo: a bool flag")
+    try pincer.flags.register("greeting", remote: "hello", summary: "Demo: a string flag")
+    // Registered each run: the server's port changes; the chosen environment persists.
+    try pincer.servers.register("production", name: "Production", variables: ["API_URL": server.url("production")])
+    try pincer.servers.register("staging", name: "Staging", variables: ["API_URL": server.url("staging")])
+} catch {
+    FileHandle.standardError.write(Data("pincer-demo: \(error)\n".utf8))
+    Pincer.stop()
+    exit(1)
+}
+say("pincer-demo: pid \(getpid()), socket \(pincer.socketPath ?? "(none)")")
+
+// Requests go through the capture, so they appear in the network logger.
+let configuration = pincer.network.recorder.map { URLSessionConfiguration.pincerLogged(base: .ephemeral, recorder: $0) }
+    ?? .ephemeral
+configuration.timeoutIntervalForRequest = 5
+let demo = Demo(pincer: pincer, session: URLSession(configuration: configuration))
+
+// A route played from the shell moves the location: print its fixes (at
+// most five a second: a route played at 60x real time sends many more).
+let lastFix = Mutex<ContinuousClock.Instant?>(nil)
+let fixes = try? pincer.location.subscribe { fix in
+    guard let fix else { return say("  location: spoofing off") }
+    let now = ContinuousClock.now
+    let due = lastFix.withLock { last in
+        guard last.map({ now - $0 >= .milliseconds(200) }) ?? true else { return false }
+        last = now
+        return true
+    }
+    if due { say(String(format: "  fix %.5f,%.5f %.1f m/s course %.0f", fix.latitude, fix.longitude, fix.speed, fix.course)) }
+}
+
+let loop = Task {
+    var n = 0
+    while !Task.isCancelled {
+        n += 1
+        say(await demo.tick(n))
+        if let ticks = arguments.ticks, n >= ticks { break }
+        do { try await Task.sleep(nanoseconds: UInt64(arguments.interval * 1_000_000_000)) } catch { break }
+    }
+}
+
+// SIGINT and SIGTERM end the loop; cleanup below runs either way.
+let signals = [SIGINT, SIGTERM].map { number in
+    signal(number, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+    source.setEventHandler { loop.cancel() }
+    source.resume()
+    return source
+}
+
+await loop.value
+if let fixes { pincer.location.unsubscribe(fixes) }
+PincerNetworkCapture.stopCapturing(configuration) // before the logger goes away
+demo.session.invalidateAndCancel()
+Pincer.stop() // control socket removed, plugins shut down
+server.stop()
+signals.forEach { $0.cancel() }
+say("pincer-demo: stopped")
+exit(0)
