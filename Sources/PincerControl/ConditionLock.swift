@@ -30,6 +30,18 @@ package final class ConditionLock: @unchecked Sendable {
     /// Waits for a broadcast; call only inside `withLock`.
     package func wait() { pthread_cond_wait(condition, mutex) }
 
+    /// Waits for a broadcast or until `seconds` pass; false on timeout.
+    /// Call only inside `withLock`.
+    package func wait(seconds: Int) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        deadline.tv_sec += seconds
+        return pthread_cond_timedwait(condition, mutex, &deadline) == 0
+    }
+
+    /// Wakes one waiter.
+    package func signal() { pthread_cond_signal(condition) }
+
     /// Wakes every waiter.
     package func broadcast() { pthread_cond_broadcast(condition) }
 }

@@ -148,7 +148,7 @@ final class ClientConnection: Sendable {
             sendResponse(request.id, .failure(MethodError(.busy, "\(Self.maxConcurrentRequests) requests of this connection are in progress; wait for one to finish")))
             return
         }
-        let started = ServerThread.detached { [self] in
+        let started = WorkerPool.shared.run { [self] in
             let result = Result { () throws(MethodError) -> JSON in try perform(request, token) }
             // Counted out before the response goes, so a client that sends
             // its next request on reading it is not refused.

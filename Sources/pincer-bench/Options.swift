@@ -2,7 +2,7 @@
 
 /// What to measure and how to print it.
 struct BenchOptions: Sendable {
-    enum Part: String, Sendable { case dispatch, startup, flags, net, l10n, a11y, loc, db }
+    enum Part: String, Sendable { case dispatch, startup, flags, net, l10n, a11y, loc, db, rpc }
 
     var json = false
     var runs = 30
@@ -23,11 +23,12 @@ struct BenchOptions: Sendable {
     var runsA11y: Bool { only == nil || only == .a11y }
     var runsLoc: Bool { only == nil || only == .loc }
     var runsDb: Bool { only == nil || only == .db }
+    var runsRpc: Bool { only == nil || only == .rpc }
 
     static let usage = """
         usage: pincer-bench [--json] [--runs N] [--calls N] [--threads N] [--lookups N]
                             [--requests N] [--strings N] [--points N]
-                            [--only dispatch|startup|flags|net|l10n|a11y|loc|db]
+                            [--only dispatch|startup|flags|net|l10n|a11y|loc|db|rpc]
 
         Measures the Pincer host against baselines taken in the same run and
         prints the figures as ratios:
@@ -89,6 +90,16 @@ struct BenchOptions: Sendable {
                     subtracted). target: each page <= 1.5 x sqlite3's time,
                     and keyset pages flat: the page at 990000 <= 1.5 x the
                     first page. info: how offset pages grow
+          rpc       the control socket (ControlServer in this process, one
+                    ControlClient): `invoke` of devopts.add {"a": 40, "b": 2.5}
+                    sequential (one request, its response, repeat) and
+                    pipelined (16 requests in flight, the server's limit per
+                    connection), against Command.invoke of the same command
+                    in process; calls/s, median and p99 latency, ratios.
+                    pass: every response correct (no numeric target; the
+                    figures are printed). info: 4 clients in parallel,
+                    `hello` round trips, a socketpair ping-pong, a thread
+                    created and joined (the server starts one per invoke)
 
         Options:
           --json          print one JSON object with every figure instead of text
@@ -104,7 +115,7 @@ struct BenchOptions: Sendable {
           --points N      track points in the generated GPX file for loc
                           (default 200000, at least 1000, at most 1000000)
           --only PART     run only `dispatch`, `startup`, `flags`, `net`, `l10n`,
-                          `a11y`, `loc` or `db`
+                          `a11y`, `loc`, `db` or `rpc`
           --help          show this help
 
         Exit status: 0 every target met, 1 a target missed (or a measurement
@@ -117,7 +128,8 @@ struct BenchOptions: Sendable {
         pseudol10nutil (pip install --pre pseudol10nutil) and the package's
         scripts/bench-l10n-baseline.py, the loc part python3 with gpxpy
         (pip install gpxpy) and scripts/bench-loc-baseline.py, the db part the
-        sqlite3 command-line tool (scripts/deps installs it):
+        sqlite3 command-line tool (scripts/deps installs it), the rpc part
+        libpincer-plugin-devopts.so and the other built-in plugins:
           swift build -c release && .build/release/pincer-bench
 
         """
@@ -175,7 +187,7 @@ struct BenchOptions: Sendable {
             case "--only":
                 let part = try value(for: flag, inline: inline)
                 guard let p = Part(rawValue: part) else {
-                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net', 'l10n', 'a11y', 'loc' or 'db', got '\(part)'")
+                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net', 'l10n', 'a11y', 'loc', 'db' or 'rpc', got '\(part)'")
                 }
                 options.only = p
             default:

@@ -27,12 +27,15 @@ struct Report: Sendable {
     var locError: String?
     var db: DatabaseFigures?
     var dbError: String?
+    var rpc: RPCFigures?
+    var rpcError: String?
 
     /// Every part that ran met its target, and none failed to measure.
     var passed: Bool {
-        dispatchError == nil && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil && locError == nil && dbError == nil
+        dispatchError == nil && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil && locError == nil && dbError == nil && rpcError == nil
             && (dispatch?.passed ?? true) && (startup?.passed ?? true) && (flags?.passed ?? true) && (net?.passed ?? true)
             && (l10n?.passed ?? true) && (a11y?.passed ?? true) && (loc?.passed ?? true) && (db?.passed ?? true)
+            && (rpc?.passed ?? true)
     }
 
     static func verdict(_ pass: Bool) -> String { pass ? "PASS" : "FAIL" }
@@ -128,6 +131,13 @@ struct Report: Sendable {
         } else if let e = dbError {
             lines.append("")
             lines.append(row("db", "error: \(e)", "", "FAIL"))
+        }
+        if let r = rpc {
+            lines.append("")
+            lines += rpcText(r, row: row)
+        } else if let e = rpcError {
+            lines.append("")
+            lines.append(row("rpc", "error: \(e)", "", "FAIL"))
         }
         lines.append("")
         lines.append("result    \(passed ? "all targets met" : "target missed")")
@@ -225,6 +235,11 @@ struct Report: Sendable {
             members.append(("db", dbJSON(d)))
         } else if let e = dbError {
             members.append(("db", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let r = rpc {
+            members.append(("rpc", rpcJSON(r)))
+        } else if let e = rpcError {
+            members.append(("rpc", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         members.append(("pass", .bool(passed)))
         return JSON.object(members).serialized(pretty: true) + "\n"

@@ -102,5 +102,13 @@ if options.runsDb {
         printError("pincer-bench: db: \(error.message)")
     }
 }
+if options.runsRpc {
+    do {
+        report.rpc = try RPCBench.run()
+    } catch {
+        report.rpcError = error.message
+        printError("pincer-bench: rpc: \(error.message)")
+    }
+}
 printOut(options.json ? report.json() : report.text())
 exit(report.passed ? 0 : 1)
