@@ -110,16 +110,9 @@ public struct PincerLocation: Sendable {
             guard let fix, fix.pointee.flags != 0, !fix.pointee.latitude.isNaN else { return handler(nil) }
             handler(LocationFix(fix.pointee))
         }, box.leakedContext())
-        guard token != 0 else {
-            box.drop()
-            throw service.failure("subscribe", PINCER_FAILED, lastError: t.pointee.last_error, context: c)
+        return try service.subscription(token, box, lastError: t.pointee.last_error, context: c) { t, c, token in
+            t.pointee.unsubscribe!(c, token)
         }
-        let subscription = PincerSubscription(service: service.id, token: token)
-        service.lifetime.remember(subscription) { [service] in
-            if let (t, c) = service.unchecked { t.pointee.unsubscribe!(c, token) }
-            box.drop()
-        }
-        return subscription
     }
 
     /// Ends a subscription. Unknown subscriptions are ignored.

@@ -81,7 +81,7 @@ public struct PincerOptions: Sendable {
 
     /// The host options these resolve to.
     func hostOptions() -> Host.Options {
-        var o = Host.Options(stateDirectory: stateDirectory ?? SettingsStore.defaultDirectory(environment: Environment.current()))
+        var o = Host.Options(stateDirectory: stateDirectory ?? SettingsStore.defaultDirectory(environment: ProcessEnvironment.current()))
         switch builtinPlugins {
         case .automatic: o.builtinDirectory = PluginLocator.automaticDirectory()
         case .directory(let d): o.builtinDirectory = d
@@ -90,20 +90,6 @@ public struct PincerOptions: Sendable {
         o.pluginPaths = pluginPaths
         if let logHandler { o.logHandler = logHandler }
         return o
-    }
-}
-
-enum Environment {
-    /// The process environment, without Foundation.
-    static func current() -> [String: String] {
-        var env: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-            p += 1
-        }
-        return env
     }
 }
 

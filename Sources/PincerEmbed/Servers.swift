@@ -83,16 +83,9 @@ public struct PincerServers: Sendable {
             guard let to, let handler = HandlerBox<Handler>.from(context)?.handler else { return }
             handler(from.map { String(cString: $0) }, String(cString: to))
         }, box.leakedContext())
-        guard token != 0 else {
-            box.drop()
-            throw service.failure("subscribe", PINCER_FAILED, lastError: t.pointee.last_error, context: c)
+        return try service.subscription(token, box, lastError: t.pointee.last_error, context: c) { t, c, token in
+            t.pointee.unsubscribe!(c, token)
         }
-        let subscription = PincerSubscription(service: service.id, token: token)
-        service.lifetime.remember(subscription) { [service] in
-            if let (t, c) = service.unchecked { t.pointee.unsubscribe!(c, token) }
-            box.drop()
-        }
-        return subscription
     }
 
     /// Ends a subscription: no new call of its handler starts once this

@@ -138,6 +138,25 @@ struct ServiceTable<Table>: @unchecked Sendable {
         return (table, UnsafeRawPointer(table).load(as: pincer_service_header_t.self).context)
     }
 
+    /// The subscription for a token a service's subscribe returned (0 is
+    /// its failure): remembered, so that stop ends it; `end` unsubscribes,
+    /// and the handler's box is dropped after it.
+    func subscription<Handler>(_ token: UInt64, _ box: HandlerBox<Handler>,
+                               lastError: (@convention(c) (UnsafeMutableRawPointer?) -> UnsafePointer<CChar>?)?,
+                               context: UnsafeMutableRawPointer?,
+                               end: @escaping @Sendable (UnsafePointer<Table>, UnsafeMutableRawPointer?, UInt64) -> Void) throws(PincerError) -> PincerSubscription {
+        guard token != 0 else {
+            box.drop()
+            throw failure("subscribe", PINCER_FAILED, lastError: lastError, context: context)
+        }
+        let subscription = PincerSubscription(service: id, token: token)
+        lifetime.remember(subscription) { [self] in
+            if let (t, c) = unchecked { end(t, c, token) }
+            box.drop()
+        }
+        return subscription
+    }
+
     /// An error from a failing call: the status and the service's last_error.
     func failure(_ what: String, _ status: pincer_status_t,
                  lastError: (@convention(c) (UnsafeMutableRawPointer?) -> UnsafePointer<CChar>?)?,

@@ -105,16 +105,7 @@ struct GlobalOptions {
         return (String(arg[..<eq]), String(arg[arg.index(after: eq)...]))
     }
 
-    static func environment() -> [String: String] {
-        var env: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-            p += 1
-        }
-        return env
-    }
+    static func environment() -> [String: String] { ProcessEnvironment.current() }
 
     func hostOptions(environment env: [String: String]) -> Host.Options {
         var o = Host.Options(stateDirectory: stateDirectory ?? SettingsStore.defaultDirectory(environment: env))

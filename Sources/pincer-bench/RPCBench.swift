@@ -443,7 +443,7 @@ final class SocketPairEcho: @unchecked Sendable {
             var reader = MessageReader(fd: fd, maxBytes: 1 << 20)
             while case .message(var line) = reader.next() {
                 line.append(UInt8(ascii: "\n"))
-                guard SocketPairEcho.sendAll(fd, line) else { break }
+                guard UnixSocket.sendAll(fd, line) else { break }
             }
             return nil
         }, UnsafeMutableRawPointer(bitPattern: Int(far)))
@@ -453,17 +453,6 @@ final class SocketPairEcho: @unchecked Sendable {
             throw BenchError("pthread_create: \(String(cString: strerror(rc)))")
         }
         self.thread = thread
-    }
-
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            offset += n
-        }
-        return true
     }
 
     /// `count` lines of `bytes` bytes (the newline included) sent and read
@@ -476,7 +465,7 @@ final class SocketPairEcho: @unchecked Sendable {
         let start = monotonicNanoseconds()
         for i in 0..<count {
             let t = monotonicNanoseconds()
-            guard SocketPairEcho.sendAll(near, line), case .message(let back) = reader.next(), back.count == line.count - 1 else {
+            guard UnixSocket.sendAll(near, line), case .message(let back) = reader.next(), back.count == line.count - 1 else {
                 throw BenchError("the socketpair echo did not answer")
             }
             latencies[i] = monotonicNanoseconds() &- t

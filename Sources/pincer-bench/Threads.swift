@@ -2,6 +2,7 @@
 // several threads at once. pthreads rather than Dispatch or Foundation's
 // Thread: the timed section then holds nothing but the work, one wake-up and
 // the joins.
+import PincerControl
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,39 +54,25 @@ enum ThreadGang {
 
     /// A one-shot start signal (a mutex and a condition variable): unlike a
     /// barrier it can also send the threads away when one fails to start.
-    private final class Gate {
-        private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private final class Gate: @unchecked Sendable {
+        private let lock = ConditionLock()
         private var isOpen = false
         private var isCancelled = false
 
-        init() {
-            pthread_mutex_init(mutex, nil)
-            pthread_cond_init(condition, nil)
-        }
-
-        deinit {
-            pthread_cond_destroy(condition)
-            pthread_mutex_destroy(mutex)
-            condition.deallocate()
-            mutex.deallocate()
-        }
-
         /// Blocks until the gate opens; false when it opened to cancel.
         func wait() -> Bool {
-            pthread_mutex_lock(mutex)
-            while !isOpen { pthread_cond_wait(condition, mutex) }
-            let go = !isCancelled
-            pthread_mutex_unlock(mutex)
-            return go
+            lock.withLock {
+                while !isOpen { lock.wait() }
+                return !isCancelled
+            }
         }
 
         func open(cancelled: Bool) {
-            pthread_mutex_lock(mutex)
-            isOpen = true
-            isCancelled = cancelled
-            pthread_cond_broadcast(condition)
-            pthread_mutex_unlock(mutex)
+            lock.withLock {
+                isOpen = true
+                isCancelled = cancelled
+                lock.broadcast()
+            }
         }
     }
 }
