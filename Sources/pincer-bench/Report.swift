@@ -104,41 +104,22 @@ struct Report: Sendable {
             lines.append("")
             lines += netText(n, row: row)
         }
-        if let l = l10n {
-            lines.append("")
-            lines += l10nText(l, row: row)
-        } else if let e = l10nError {
-            lines.append("")
-            lines.append(row("l10n", "error: \(e)", "", "FAIL"))
+        // The parts with their own text functions: their figures, or their error.
+        func part<Figures>(_ name: String, _ figures: Figures?, _ error: String?,
+                           _ text: (Figures, (String, String, String, String) -> String) -> [String]) {
+            if let figures {
+                lines.append("")
+                lines += text(figures, row)
+            } else if let error {
+                lines.append("")
+                lines.append(row(name, "error: \(error)", "", "FAIL"))
+            }
         }
-        if let a = a11y {
-            lines.append("")
-            lines += a11yText(a, row: row)
-        } else if let e = a11yError {
-            lines.append("")
-            lines.append(row("a11y", "error: \(e)", "", "FAIL"))
-        }
-        if let l = loc {
-            lines.append("")
-            lines += locText(l, row: row)
-        } else if let e = locError {
-            lines.append("")
-            lines.append(row("loc", "error: \(e)", "", "FAIL"))
-        }
-        if let d = db {
-            lines.append("")
-            lines += dbText(d, row: row)
-        } else if let e = dbError {
-            lines.append("")
-            lines.append(row("db", "error: \(e)", "", "FAIL"))
-        }
-        if let r = rpc {
-            lines.append("")
-            lines += rpcText(r, row: row)
-        } else if let e = rpcError {
-            lines.append("")
-            lines.append(row("rpc", "error: \(e)", "", "FAIL"))
-        }
+        part("l10n", l10n, l10nError) { l10nText($0, row: $1) }
+        part("a11y", a11y, a11yError) { a11yText($0, row: $1) }
+        part("loc", loc, locError) { locText($0, row: $1) }
+        part("db", db, dbError) { dbText($0, row: $1) }
+        part("rpc", rpc, rpcError) { rpcText($0, row: $1) }
         lines.append("")
         lines.append("result    \(passed ? "all targets met" : "target missed")")
         return lines.joined(separator: "\n") + "\n"
