@@ -81,6 +81,28 @@ final class Demo: Sendable {
         self.session = session
     }
 
+    /// A GET through the session. Not `session.data(from:)`: on Linux its
+    /// continuation can be resumed twice (a crash) when the task is
+    /// cancelled just as it completes; here the first answer wins.
+    func get(_ url: URL) async throws -> URLResponse {
+        let running = Mutex<URLSessionDataTask?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<URLResponse, Error>) in
+                let pending = Mutex<CheckedContinuation<URLResponse, Error>?>(continuation)
+                let task = session.dataTask(with: url) { _, response, error in
+                    guard let c = pending.withLock({ c -> CheckedContinuation<URLResponse, Error>? in defer { c = nil }; return c }) else { return }
+                    if let response, error == nil { c.resume(returning: response) } else { c.resume(throwing: error ?? URLError(.badServerResponse)) }
+                }
+                running.withLock { $0 = task }
+                task.resume()
+            }
+        } onCancel: {
+            // Off this thread: cancel() takes the session's lock, which a
+            // completing task may hold while it waits for ours.
+            if let task = running.withLock({ $0 }) { DispatchQueue.global().async { task.cancel() } }
+        }
+    }
+
     /// One tick's line: flags, environment, the GET's status, the spoofed location.
     func tick(_ n: Int) async -> String {
         let fast = pincer.flags.bool("fast-mode", default: false)
@@ -90,7 +112,7 @@ final class Demo: Sendable {
         var status = "no API_URL"
         if let url = URL(string: api) {
             do {
-                let (_, response) = try await session.data(from: url)
+                let response = try await get(url)
                 status = "\((response as? HTTPURLResponse)?.statusCode ?? 0)"
             } catch {
                 status = "failed (\(error.localizedDescription))"
@@ -169,7 +191,7 @@ let signals = [SIGINT, SIGTERM].map { number in
 await loop.value
 if let fixes { pincer.location.unsubscribe(fixes) }
 PincerNetworkCapture.stopCapturing(configuration) // before the logger goes away
-demo.session.invalidateAndCancel()
+demo.session.finishTasksAndInvalidate() // no task runs now; cancelling could race a completion
 Pincer.stop() // control socket removed, plugins shut down
 server.stop()
 signals.forEach { $0.cancel() }
