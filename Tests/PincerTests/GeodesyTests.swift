@@ -100,7 +100,7 @@ final class GeodesyTests: XCTestCase {
     }
 
     func testDirectInverseRoundTrips() throws {
-        var rng = GeodesyRandom(seed: 0x5eed_0001)
+        var rng = SeededRandom(seed: 0x5eed_0001)
         for _ in 0..<300 {
             let start = c(asin(2 * rng.unit() - 1) * 180 / .pi, 360 * rng.unit() - 180)
             let bearing = 360 * rng.unit()
@@ -134,7 +134,7 @@ final class GeodesyTests: XCTestCase {
 
     /// 500 seeded pairs: uniform over the globe, nearly antipodal, near the poles, short.
     static func samplePairs() -> [(Coordinate, Coordinate)] {
-        var rng = GeodesyRandom(seed: 20_240_607)
+        var rng = SeededRandom(seed: 20_240_607)
         func uniform() -> Coordinate {
             Coordinate(latitude: asin(2 * rng.unit() - 1) * 180 / .pi, longitude: 360 * rng.unit() - 180)
         }
@@ -229,19 +229,4 @@ final class GeodesyTests: XCTestCase {
         }
         return rows
     }
-}
-
-/// A small seeded generator, so the sample is the same on every run.
-struct GeodesyRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in 0..<1.
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

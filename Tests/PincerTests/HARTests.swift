@@ -12,7 +12,7 @@ final class HARTests: XCTestCase {
     // MARK: Base64
 
     func testBase64MatchesFoundationAndDecodesLeniently() {
-        var generator = HARSplitMix(seed: 7)
+        var generator = SeededRandom(seed: 7)
         for length in 0..<70 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let encoded = Base64.encode(bytes)
@@ -694,17 +694,4 @@ private func harValidatorScript() throws -> String {
     sys.exit(1 if bad else 0)
     """.write(toFile: path, atomically: true, encoding: .utf8)
     return path
-}
-
-/// A small deterministic generator for test data.
-private struct HARSplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -106,3 +106,21 @@ final class LogCollector: @unchecked Sendable {
     func append(_ r: LogRecord) { lock.lock(); records.append(r); lock.unlock() }
     var all: [LogRecord] { lock.lock(); defer { lock.unlock() }; return records }
 }
+
+/// SplitMix64: a small seeded generator, so generated test data is the
+/// same on every run.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in 0..<1.
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}

@@ -5,6 +5,7 @@
 import Glibc
 #endif
 import PincerJSON
+import PincerPluginKit
 
 public enum RouteFormats {
     /// GPX 1.0 or 1.1: every <trk> (each <trkseg> a segment; empty segments
@@ -633,7 +634,7 @@ enum GPXWriter {
         let hasSpeeds = routes.contains { $0.segments.contains { $0.contains { $0.speed?.isFinite ?? false } } }
         var out = ""
         out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        out += "<gpx version=\"1.1\" creator=\"\(escape(creator, attribute: true))\""
+        out += "<gpx version=\"1.1\" creator=\"\(XMLText.escape(creator, attribute: true))\""
         out += " xmlns=\"http://www.topografix.com/GPX/1/1\""
         out += " xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\""
         if hasSpeeds { out += " xmlns:gpxtpx=\"\(trackPointExtensionV2)\"" }
@@ -643,7 +644,7 @@ enum GPXWriter {
         // The schema's order: <metadata>, every <wpt>, then every <rte>, then every <trk>.
         let waypointLists = routes.filter { $0.kind == .waypoints }
         if waypointLists.count == 1, !waypointLists[0].name.isEmpty {
-            out += "  <metadata>\n    <name>\(escape(waypointLists[0].name, attribute: false))</name>\n  </metadata>\n"
+            out += "  <metadata>\n    <name>\(XMLText.escape(waypointLists[0].name, attribute: false))</name>\n  </metadata>\n"
         }
         for route in routes where route.kind == .waypoints {
             for point in route.points { writePoint(point, tag: "wpt", indent: "  ", into: &out) }
@@ -651,14 +652,14 @@ enum GPXWriter {
         for route in routes where route.kind == .route {
             for segment in route.segments where !segment.isEmpty {
                 out += "  <rte>\n"
-                if !route.name.isEmpty { out += "    <name>\(escape(route.name, attribute: false))</name>\n" }
+                if !route.name.isEmpty { out += "    <name>\(XMLText.escape(route.name, attribute: false))</name>\n" }
                 for point in segment { writePoint(point, tag: "rtept", indent: "    ", into: &out) }
                 out += "  </rte>\n"
             }
         }
         for route in routes where route.kind != .route && route.kind != .waypoints {
             out += "  <trk>\n"
-            if !route.name.isEmpty { out += "    <name>\(escape(route.name, attribute: false))</name>\n" }
+            if !route.name.isEmpty { out += "    <name>\(XMLText.escape(route.name, attribute: false))</name>\n" }
             for segment in route.segments where !segment.isEmpty {
                 out += "    <trkseg>\n"
                 for point in segment { writePoint(point, tag: "trkpt", indent: "      ", into: &out) }
@@ -684,7 +685,7 @@ enum GPXWriter {
             let text = ISOTime.format(time)
             if !text.isEmpty { body += "\(inner)<time>\(text)</time>\n" }
         }
-        if let name = point.name { body += "\(inner)<name>\(escape(name, attribute: false))</name>\n" }
+        if let name = point.name { body += "\(inner)<name>\(XMLText.escape(name, attribute: false))</name>\n" }
         if let speed = point.speed, speed.isFinite {
             body += "\(inner)<extensions><gpxtpx:TrackPointExtension><gpxtpx:speed>\(RouteFormats.decimal(speed))</gpxtpx:speed></gpxtpx:TrackPointExtension></extensions>\n"
         }
@@ -693,28 +694,5 @@ enum GPXWriter {
         } else {
             out += ">\n" + body + "\(indent)</\(tag)>\n"
         }
-    }
-
-    /// XML-escaped text; characters XML 1.0 cannot hold become U+FFFD, and
-    /// CR is written as a reference so that it survives line-end handling.
-    static func escape(_ text: String, attribute: Bool) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"" where attribute: out += "&quot;"
-            case "\r": out += "&#13;"
-            case "\n" where attribute: out += "&#10;"
-            case "\t" where attribute: out += "&#9;"
-            default:
-                let v = scalar.value
-                let allowed = v == 0x09 || v == 0x0A || (v >= 0x20 && v <= 0xD7FF) || (v >= 0xE000 && v <= 0xFFFD) || v >= 0x10000
-                out.unicodeScalars.append(allowed ? scalar : "\u{FFFD}")
-            }
-        }
-        return out
     }
 }
