@@ -144,20 +144,9 @@ enum RPCBench {
     static func run() throws(BenchError) -> RPCFigures {
         let state = try TemporaryDirectory(prefix: "pincer-bench-rpc")
         defer { state.remove() }
-        guard let directory = Host.executableDirectory() else {
-            throw BenchError("cannot find this executable's directory (readlink /proc/self/exe failed)")
-        }
-        let pluginPath = "\(directory)/\(Host.builtinPrefix)\(plugin).so"
-        guard access(pluginPath, R_OK) == 0 else {
-            throw BenchError("\(pluginPath) is missing; build every product beside pincer-bench: swift build -c release")
-        }
         // Every built-in plugin, as an app that embeds Pincer loads them.
-        var options = Host.Options(stateDirectory: state.path)
-        options.builtinDirectory = directory
-        options.pluginPaths = []
-        let host = Host(options: options)
+        let host = try BuiltPlugin.host(loading: plugin, everyBuiltin: true, state: state)
         defer { host.shutdown() }
-        host.loadAll()
         guard let command = host.command(named: commandName) else {
             let why = host.failures.map { "\($0)" }.joined(separator: "; ")
             throw BenchError("the host has no command \(commandName) (\(why.isEmpty ? "the \(plugin) plugin registered none" : why))")

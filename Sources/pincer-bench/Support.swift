@@ -119,10 +119,11 @@ extension JSON {
     }
 }
 
-/// A host with one built-in plugin from beside this executable, loaded by
-/// path (the parts measure one plugin each).
+/// A host with built-in plugins from beside this executable: one, loaded by
+/// path (the parts measure one plugin each), or every one, as an app that
+/// embeds Pincer loads them.
 enum BuiltPlugin {
-    static func host(loading shortName: String, state: TemporaryDirectory) throws(BenchError) -> Host {
+    static func host(loading shortName: String, everyBuiltin: Bool = false, state: TemporaryDirectory) throws(BenchError) -> Host {
         guard let directory = Host.executableDirectory() else {
             throw BenchError("cannot find this executable's directory (readlink /proc/self/exe failed)")
         }
@@ -131,13 +132,13 @@ enum BuiltPlugin {
             throw BenchError("\(pluginPath) is missing; build it beside pincer-bench: swift build -c release --product pincer-plugin-\(shortName) (or simply swift build -c release)")
         }
         var options = Host.Options(stateDirectory: state.path)
-        options.builtinDirectory = nil
-        options.pluginPaths = [pluginPath]
+        options.builtinDirectory = everyBuiltin ? directory : nil
+        options.pluginPaths = everyBuiltin ? [] : [pluginPath]
         let host = Host(options: options)
         host.loadAll()
         if let failure = host.failures.first {
             host.shutdown()
-            throw BenchError("the \(shortName) plugin was refused: \(failure)")
+            throw BenchError("\(everyBuiltin ? "a built-in" : "the \(shortName)") plugin was refused: \(failure)")
         }
         return host
     }
