@@ -118,6 +118,14 @@ final class L10nCatalogTests: XCTestCase {
         XCTAssertEqual(catalog.strings.map(\.raw), ["x"])
     }
 
+    /// Octal escapes (up to three digits) in .strings keys and .po ids.
+    func testOctalEscapesAreDecoded() throws {
+        let strings = try Catalog(bytes: Array(#""\101\1024\7" = "x";"#.utf8), format: .strings, table: "T")
+        XCTAssertEqual(strings.strings.map(\.key), ["AB4\u{07}"])
+        let po = try Catalog(bytes: Array("msgid \"\\101\\0629\"\nmsgstr \"\"\n".utf8), format: .po, table: "T")
+        XCTAssertEqual(po.strings.map(\.key), ["A29"])
+    }
+
     func testStringsIdentityRoundTripIsByteIdentical() throws {
         for name in ["Localizable.strings", "UTF16LE.strings", "UTF16BE.strings", "CRLF.strings"] {
             let bytes = try fixture(name)

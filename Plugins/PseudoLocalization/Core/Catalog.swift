@@ -328,6 +328,19 @@ struct SourceText: Sendable {
 
     subscript(i: Int) -> UInt32 { i < s.count ? s[i].value : 0 }
 
+    /// A C-style octal escape whose backslash is at `i`: up to three octal
+    /// digits before `end`, as .po and .strings files write them. Returns
+    /// the value and the escape's length, backslash included.
+    func octalEscape(at i: Int, end: Int) -> (value: UInt32, length: Int) {
+        var value: UInt32 = 0
+        var k = 1
+        while k <= 3 && i + k < end && self[i + k] >= 0x30 && self[i + k] <= 0x37 {
+            value = value * 8 + self[i + k] - 0x30
+            k += 1
+        }
+        return (value, k)
+    }
+
     /// Whether the text at `i` starts with the ASCII `literal`.
     func hasPrefix(_ literal: String, at i: Int) -> Bool {
         var k = i

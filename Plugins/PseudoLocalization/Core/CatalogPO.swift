@@ -163,12 +163,7 @@ extension POFile {
                 case 0x76: mapped = 0x0B
                 case Ch.quote, Ch.backslash, Ch.apos, Ch.question: mapped = e
                 case 0x30...0x37:
-                    var value: UInt32 = 0
-                    var k = 1
-                    while k <= 3 && i + k < r.upperBound && t[i + k] >= 0x30 && t[i + k] <= 0x37 {
-                        value = value * 8 + t[i + k] - 0x30
-                        k += 1
-                    }
+                    let (value, k) = t.octalEscape(at: i, end: r.upperBound)
                     if build { CatalogUTF8.append(Unicode.Scalar(value)?.value ?? 0xFFFD, to: &out) }
                     i += k
                     continue

@@ -184,12 +184,7 @@ enum StringsFile {
                 continue
             case 0x30...0x37:
                 flushHigh(&out)
-                var v: UInt32 = 0
-                var k = 1
-                while k <= 3 && i + k < r.upperBound && t[i + k] >= 0x30 && t[i + k] <= 0x37 {
-                    v = v * 8 + t[i + k] - 0x30
-                    k += 1
-                }
+                let (v, k) = t.octalEscape(at: i, end: r.upperBound)
                 if build { CatalogUTF8.append(Unicode.Scalar(v)?.value ?? 0xFFFD, to: &out) }
                 i += k
                 continue
