@@ -2,6 +2,7 @@
 // (by their header, not only by name) and opens any SQLite file it is
 // given, read-only unless a session asks for writes.
 import PincerPluginKit
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,6 +13,9 @@ public final class SQLiteAdapter: DatabaseAdapter, @unchecked Sendable {
     public let capabilities: Capabilities = [.query, .write, .atomicWrite, .keyset, .cancel]
     public static let extensions = ["sqlite", "sqlite3", "db"]
     private let paths: @Sendable () -> [String]
+    /// Name to path, from the last listing: the shell lists to resolve a
+    /// name and then opens it, and need not scan the folders twice.
+    private let listed = Mutex<[String: String]>([:])
 
     /// `paths` gives the folders and files to offer, read at each listing.
     public init(paths: @escaping @Sendable () -> [String]) { self.paths = paths }
@@ -42,18 +46,24 @@ public final class SQLiteAdapter: DatabaseAdapter, @unchecked Sendable {
         // Named after the file without its extension; the file name, then the
         // path, when that name is taken.
         var taken = Set<String>()
-        return files.map { f in
+        let infos = files.map { f in
             let base = String(f.path.split(separator: "/").last ?? Substring(f.path))
             let stem = base.contains(".") ? String(base[..<base.lastIndex(of: ".")!]) : base
             let name = [stem, base, f.path].first { !taken.contains($0) } ?? f.path
             taken.insert(name)
             return DatabaseInfo(name: name, location: f.path, detail: ByteCount.text(f.size), capabilities: capabilities)
         }
+        listed.withLock { map in
+            map = [:]
+            for info in infos { map[info.name] = info.location }
+        }
+        return infos
     }
 
     public func open(_ database: String, write: Bool, timeoutMilliseconds: Int) throws(DatabaseError) -> DatabaseSession {
         let path: String
-        if let known = databases().first(where: { $0.name == database }), let location = known.location {
+        let cached = listed.withLock { $0[database] }.flatMap { access($0, F_OK) == 0 ? $0 : nil }
+        if let location = cached ?? databases().first(where: { $0.name == database })?.location {
             path = location
         } else {
             var st = stat()
