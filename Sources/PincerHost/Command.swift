@@ -54,10 +54,11 @@ public final class Command: @unchecked Sendable {
     /// (`name: string...`) takes every `.string` after the fixed parameters:
     /// zero or more of them, so only then may there be more arguments than
     /// parameters.
-    /// `output` receives what the command shows while it runs (pincer_call_t.output).
-    public func invoke(_ arguments: [Value], output: (@Sendable (String) -> Void)? = nil) throws(CommandFailure) -> Value {
+    /// `output` receives what the command shows while it runs (pincer_call_t.output);
+    /// `json` is what pincer_call_t.output_format tells the plugin.
+    public func invoke(_ arguments: [Value], output: (@Sendable (String) -> Void)? = nil, json: Bool = false) throws(CommandFailure) -> Value {
         let call = try PreparedCall(command: self, arguments: arguments)
-        return try call.invoke(output: output)
+        return try call.invoke(output: output, json: json)
     }
 
     /// The result as JSON: parsed when the command returns a JSON document,
@@ -222,9 +223,10 @@ public final class PreparedCall {
     }
 
     /// Makes the call. Serialised with the plugin's other callbacks.
-    public func invoke(output: (@Sendable (String) -> Void)? = nil) throws(CommandFailure) -> Value {
+    public func invoke(output: (@Sendable (String) -> Void)? = nil, json: Bool = false) throws(CommandFailure) -> Value {
         reply.reset()
         reply.output = output
+        reply.outputFormat = json ? PINCER_OUTPUT_JSON : PINCER_OUTPUT_TEXT
         result.pointee = pincer_value_t()
         result.pointee.type = resultType.tag
         var status: UInt32 = 0

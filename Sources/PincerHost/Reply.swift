@@ -9,6 +9,8 @@ final class Reply {
     var rows: [MenuRow] = []
     /// Where live output goes (pincer_call_t.output); nil drops it.
     var output: (@Sendable (String) -> Void)?
+    /// What pincer_call_t.output_format reports (PINCER_OUTPUT_TEXT or _JSON).
+    var outputFormat: UInt32 = PINCER_OUTPUT_TEXT
 
     func reset() {
         failure = nil
@@ -39,6 +41,7 @@ final class Reply {
             guard let reply = Reply.from(call), let text else { return }
             reply.output?(String(cString: text))
         }
+        call.output_format = { call in Reply.from(call)?.outputFormat ?? PINCER_OUTPUT_TEXT }
         return call
     }
 

@@ -44,6 +44,21 @@ public struct Arguments {
         text.withCString { output(call, $0) }
     }
 
+    /// True when the caller wants live output as JSON objects, one per
+    /// `output` line (pincer_call_t.output_format, ABI 1.3): `pincer --json`,
+    /// a JSON-RPC client. False on hosts without the slot.
+    public var wantsJSON: Bool {
+        guard let call, Int(call.pointee.struct_size) >= MemoryLayout<pincer_call_t>.offset(of: \.output_format)! + 8,
+              let format = call.pointee.output_format else { return false }
+        return format(call) == PINCER_OUTPUT_JSON
+    }
+
+    /// Writes one JSON object as a line of live output (NDJSON under
+    /// `--json`); callers build text lines themselves when `wantsJSON` is false.
+    public func output(json: JSON) {
+        output(json.serialized() + "\n")
+    }
+
     public subscript(index: Int) -> Argument {
         precondition(index >= 0 && index < count, "argument \(index) out of range 0..<\(count)")
         return Argument(value: base![index])

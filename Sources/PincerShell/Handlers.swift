@@ -1,5 +1,6 @@
 import CPincerSDK
 import PincerHost
+import Synchronization
 
 /// The shell commands' bodies. Each prints text, or JSON with --json.
 extension Shell {
@@ -257,8 +258,9 @@ extension Shell {
         }
         let result: Value
         do {
-            let live = LiveOutput(console: console)
-            result = try command.invoke(values, output: { live.console.out($0) })
+            let live = LiveOutput(console: console, json: options.json)
+            defer { live.finish() }
+            result = try command.invoke(values, output: { live.write($0) }, json: options.json)
         } catch {
             if options.json {
                 emit(.object([("command", .string(name)), ("ok", .bool(false)), ("status", .string(Status.name(error.status))),
@@ -416,6 +418,44 @@ extension Signature {
 
 /// The console, handed to a command's live output; that output arrives on
 /// the thread running the command, which is the shell's own.
-struct LiveOutput: @unchecked Sendable {
+/// A command's live output (pincer_call_t.output) on its way to the
+/// console. With `--json` the stream is NDJSON: a line that is a JSON
+/// object is printed as it is, any other line as {"output": "<line>"},
+/// and a partial line waits for its newline (or the end of the call).
+final class LiveOutput: @unchecked Sendable {
     let console: Console
+    private let json: Bool
+    private let pending = Mutex("")
+
+    init(console: Console, json: Bool = false) {
+        self.console = console
+        self.json = json
+    }
+
+    func write(_ text: String) {
+        guard json else { console.out(text); return }
+        pending.withLock { pending in
+            pending += text
+            while let newline = pending.firstIndex(of: "\n") {
+                emitLine(String(pending[..<newline]))
+                pending = String(pending[pending.index(after: newline)...])
+            }
+        }
+    }
+
+    /// Prints what is left of a partial line.
+    func finish() {
+        pending.withLock { pending in
+            if !pending.isEmpty { emitLine(pending) }
+            pending = ""
+        }
+    }
+
+    private func emitLine(_ line: String) {
+        if case .object? = try? JSON.parse(line) {
+            console.out(line + "\n")
+        } else {
+            console.out(JSON.object([("output", .string(line))]).serialized() + "\n")
+        }
+    }
 }

@@ -22,6 +22,11 @@ extern "C" {
 
 typedef struct pincer_call pincer_call_t;
 
+/* How the caller shows what a call produces (pincer_call_t.output_format). */
+typedef uint32_t pincer_output_format_t;
+#define PINCER_OUTPUT_TEXT 0u /* text for a person: a terminal, a pipe, a log */
+#define PINCER_OUTPUT_JSON 1u /* JSON: `pincer --json` anywhere on the line */
+
 struct pincer_call {
     /* Size of this struct as the host built it. Check with PINCER_HAS_SLOT
      * before using a slot appended after ABI 1.0. */
@@ -57,6 +62,16 @@ struct pincer_call {
      * a caller with nowhere to show it drops it. Include your own newlines.
      * [callback thread] */
     void (*output)(pincer_call_t *call, const char *utf8);
+
+    /* -- ABI 1.3: check PINCER_HAS_SLOT(call, pincer_call_t, output_format). -- */
+
+    /* The form the caller wants this call's live output in. With
+     * PINCER_OUTPUT_JSON, pass `output` one JSON object per line (the shell
+     * prints them as NDJSON, followed by one line for the result); any
+     * line that is not a JSON object is wrapped as {"output": "<line>"}.
+     * Hosts before 1.3 lack the slot: treat that as PINCER_OUTPUT_TEXT.
+     * The value is fixed for the call. [callback thread] */
+    pincer_output_format_t (*output_format)(pincer_call_t *call);
 };
 
 #ifdef __cplusplus
