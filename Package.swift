@@ -51,7 +51,7 @@ let package = Package(
         // A strict XML 1.0 reader over UTF-8 bytes, shared by the dump and GPX importers.
         .target(name: "PincerXML"),
         .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "CSQLite", "PincerJSON"]),
-        .target(name: "PincerShell", dependencies: ["PincerHost", "PincerControl", "CEdit"]),
+        .target(name: "PincerShell", dependencies: ["PincerHost", "PincerControl", "PincerPluginKit", "CEdit"]),
         .executableTarget(name: "pincer", dependencies: ["PincerShell"]),
         .target(name: "PincerPluginKit", dependencies: ["CPincerSDK", "PincerJSON"]),
         // The control protocol (JSON-RPC over a Unix socket): shared definitions and the client.

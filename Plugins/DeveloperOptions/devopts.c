@@ -350,6 +350,37 @@ static pincer_status_t cmd_set_user(void *context, pincer_call_t *call, const ch
     return PINCER_OK;
 }
 
+/* progress(steps: i32 = 3, plain: bool = false) -> string
+ * Live output, in the form the caller asked for: one JSON object per step
+ * under `pincer --json` (pincer_call_t.output_format, ABI 1.3), a text line
+ * otherwise. `plain` writes text whatever was asked, as a plugin built
+ * before 1.3 does; the shell then wraps each line for JSON callers. */
+static pincer_status_t cmd_progress(void *context, pincer_call_t *call, int32_t steps, bool plain)
+{
+    struct devopts_state *state = state_of(context);
+    bool json = !plain && PINCER_HAS_SLOT(call, pincer_call_t, output_format)
+                && call->output_format(call) == PINCER_OUTPUT_JSON;
+    bool can_output = PINCER_HAS_SLOT(call, pincer_call_t, output);
+    char line[96];
+    int32_t i;
+
+    if (steps < 0 || steps > 1000) {
+        call->fail(call, "progress: steps must be 0 to 1000");
+        return PINCER_INVALID_ARGUMENT;
+    }
+    state->host->log(state->host, PINCER_LOG_INFO, "progress: starting");
+    for (i = 1; i <= steps && can_output; i++) {
+        if (json)
+            snprintf(line, sizeof line, "{\"step\":%" PRId32 ",\"of\":%" PRId32 "}\n", i, steps);
+        else
+            snprintf(line, sizeof line, "step %" PRId32 " of %" PRId32 "\n", i, steps);
+        call->output(call, line);
+    }
+    snprintf(line, sizeof line, "%" PRId32 " steps done", steps);
+    call->return_string(call, line);
+    return PINCER_OK;
+}
+
 /* count(name: string, by: i64 = 1) -> i64 */
 static pincer_status_t cmd_count(void *context, pincer_call_t *call, const char *name, int64_t by,
                                  int64_t *result)
@@ -530,6 +561,10 @@ static pincer_status_t devopts_init(void *context, const pincer_host_t *host, pi
           TYPED(cmd_count), 0 },
         { "login(user: string, token: secret string) -> string", "Pretend to log in (the token is never shown)",
           NULL, TYPED(cmd_login), 0 },
+        { "progress(steps: i32 = 3, plain: bool = false) -> string", "Show live progress, one line per step",
+          "Under --json each step is a JSON object on its own line (NDJSON), then the result; "
+          "--plain writes text lines instead, as a plugin built before ABI 1.3 would.",
+          TYPED(cmd_progress), 0 },
         { "fail(message: string = \"requested failure\")", "Always fail with the message", NULL,
           TYPED(cmd_fail), 0 },
         { "reset()", "Forget the user id, entry values and counters", NULL, TYPED(cmd_reset),

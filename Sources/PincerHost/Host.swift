@@ -22,7 +22,7 @@ public final class Host: @unchecked Sendable {
         /// Directory of the settings store.
         public var stateDirectory: String
         /// Receives every log line; the default prints warnings and errors to stderr.
-        public var logHandler: @Sendable (LogRecord) -> Void = Host.standardErrorLog
+        public var logHandler: @Sendable (LogRecord) -> Void = Host.standardErrorLog(minimum: .warning)
 
         public init(stateDirectory: String) { self.stateDirectory = stateDirectory }
     }
@@ -40,6 +40,7 @@ public final class Host: @unchecked Sendable {
     private var entryOrder: [String] = []
     private var serviceTable: [String: (table: UnsafeRawPointer, owner: String)] = [:]
     private var store: SettingsStore?
+    private var storeFailure: StoreError?
     private var isShutDown = false
 
     public init(options: Options) {
@@ -54,7 +55,11 @@ public final class Host: @unchecked Sendable {
     /// The settings store, opened on first use.
     public func settings() throws(StoreError) -> SettingsStore {
         if let s = lock.withLock({ store }) { return s }
-        let opened = try SettingsStore(directory: options.stateDirectory)
+        let opened: SettingsStore
+        do { opened = try SettingsStore(directory: options.stateDirectory) } catch {
+            lock.withLock { storeFailure = error }
+            throw error
+        }
         return lock.withLock {
             if let existing = store { return existing }
             store = opened
@@ -63,10 +68,22 @@ public final class Host: @unchecked Sendable {
         }
     }
 
+    /// Why the settings store could not be opened, if an attempt failed in
+    /// this process (a plugin's read included): a caller turns failures that
+    /// follow from it into "store error" rather than a plugin's failure.
+    public var settingsFailure: StoreError? { lock.withLock { storeFailure } }
+
     // MARK: logging
 
-    public static let standardErrorLog: @Sendable (LogRecord) -> Void = { record in
-        guard record.level >= .warning else { return }
+    /// Writes records at `minimum` or above to standard error.
+    public static func standardErrorLog(minimum: LogLevel) -> @Sendable (LogRecord) -> Void {
+        { record in
+            guard record.level >= minimum else { return }
+            writeToStandardError(record)
+        }
+    }
+
+    private static func writeToStandardError(_ record: LogRecord) {
         let line = "pincer: \(record.level): [\(record.source)] \(record.message)\n"
         var bytes = Array(line.utf8)
         _ = write(2, &bytes, bytes.count)

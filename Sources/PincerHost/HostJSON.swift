@@ -64,7 +64,8 @@ extension Host {
             // A rest parameter counts as optional: it may be left out (zero items).
             ("parameters", .array(c.signature.parameters.map { p in
                 .object([("name", .string(p.name)), ("type", .string(p.type.rawValue)), ("optional", .bool(p.isOptional || p.isRest)),
-                         ("default", p.defaultValue?.json ?? .null), ("secret", .bool(p.isSecret)), ("rest", .bool(p.isRest))])
+                         ("default", p.defaultValue?.json ?? .null), ("secret", .bool(p.isSecret)), ("rest", .bool(p.isRest)),
+                         ("option", .string("--" + p.optionName))])
             })),
             ("result", .string(c.signature.result.rawValue)),
         ])

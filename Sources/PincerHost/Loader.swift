@@ -53,7 +53,9 @@ extension Host {
             refuse(path: path, pluginID: nil, "not a shared library (no ELF header)")
             return
         }
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+        // dlopen searches the library path for a name without a slash; the
+        // user named a file (`--plugin-path libx.so`), so open that file.
+        guard let handle = dlopen(path.contains("/") ? path : "./" + path, RTLD_NOW | RTLD_LOCAL) else {
             let why = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
             refuse(path: path, pluginID: nil, "dlopen failed: \(why)")
             return

@@ -55,9 +55,11 @@ final class PluginRuntime: @unchecked Sendable {
         return Unmanaged<PluginRuntime>.fromOpaque(data).takeUnretainedValue()
     }
 
-    /// Records why a host call failed, for last_error, and returns the status.
+    /// Records why a host call failed, for last_error, and returns the
+    /// status. The plugin hears of it through the status and handles it, so
+    /// it is logged at debug level only (`pincer -v` shows it).
     func failed(_ status: UInt32, _ message: String) -> UInt32 {
-        host?.log(.warning, plugin: info.id, message)
+        host?.log(.debug, plugin: info.id, message)
         errorLock.withLock {
             free(lastError)
             lastError = strdup(message)

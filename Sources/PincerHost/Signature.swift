@@ -66,6 +66,11 @@ public struct Parameter: Sendable, Equatable {
     public let isRest: Bool
 
     public var isOptional: Bool { defaultValue != nil }
+
+    /// How the shell spells the parameter: the signature identifier in
+    /// kebab-case (`body_cap` is `--body-cap`). Identifiers cannot hold
+    /// `-`, so the mapping is one to one.
+    public var optionName: String { String(name.map { $0 == "_" ? "-" : $0 }) }
 }
 
 public struct Signature: Sendable, Equatable {
@@ -74,6 +79,15 @@ public struct Signature: Sendable, Equatable {
     public let result: ValueType
     /// The signature as registered, for display.
     public let text: String
+
+    /// The parameter an option word names (without its `--`): the
+    /// kebab-case spelling, or the identifier itself, which older scripts
+    /// use (`body_cap`); `deprecated` is true for the latter when the two differ.
+    public func parameterIndex(option: String) -> (index: Int, deprecated: Bool)? {
+        if let i = parameters.firstIndex(where: { $0.optionName == option }) { return (i, false) }
+        if let i = parameters.firstIndex(where: { $0.name == option }) { return (i, true) }
+        return nil
+    }
 
     public func parameter(named name: String) -> Parameter? {
         parameters.first { $0.name == name }
@@ -96,11 +110,11 @@ public struct Signature: Sendable, Equatable {
         for p in parameters {
             let typ = p.isSecret ? "secret \(p.type.rawValue)" : p.type.rawValue
             if p.isRest {
-                parts.append("[\(p.name):\(typ)...]")
+                parts.append("[\(p.optionName):\(typ)...]")
             } else if let d = p.defaultValue {
-                parts.append("[\(p.name):\(typ)=\(Signature.literal(d))]")
+                parts.append("[\(p.optionName):\(typ)=\(Signature.literal(d))]")
             } else {
-                parts.append("<\(p.name):\(typ)>")
+                parts.append("<\(p.optionName):\(typ)>")
             }
         }
         return parts.joined(separator: " ")

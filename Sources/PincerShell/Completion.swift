@@ -20,12 +20,13 @@ extension Shell {
         let commandName: String? = first == "run" ? (done.count >= 2 ? done[1] : nil) : (first.contains(".") ? first : nil)
         if first == "run" && done.count == 1 { return matching(commandNames) }
         if let commandName, let command = h.command(named: commandName) {
-            let used = Set(done.filter { $0.hasPrefix("--") }.map { String(GlobalOptions.split($0).0.dropFirst(2)) })
+            let sig = command.signature
+            let used = Set(done.filter { $0.hasPrefix("--") }.compactMap { sig.parameterIndex(option: String(GlobalOptions.split($0).0.dropFirst(2)))?.index })
             // After `--flag` of a bool parameter, offer its values.
-            if let last = done.last, last.hasPrefix("--"), let p = command.signature.parameter(named: String(last.dropFirst(2))) {
-                return p.type == .bool ? matching(["true", "false"]) : []
+            if let last = done.last, last.hasPrefix("--"), let (i, _) = sig.parameterIndex(option: String(last.dropFirst(2))) {
+                return sig.parameters[i].type == .bool ? matching(["true", "false"]) : []
             }
-            return matching(command.signature.parameters.filter { !used.contains($0.name) }.map { "--\($0.name)" })
+            return matching(sig.parameters.indices.filter { !used.contains($0) }.map { "--" + sig.parameters[$0].optionName })
         }
         guard let sc = Shell.shellCommand(named: first) else { return [] }
         if done.count == 1 {
@@ -77,7 +78,7 @@ extension Shell {
             if !optionsEnded && w == "--" { optionsEnded = true; out.append(w); continue }
             if !optionsEnded && w.hasPrefix("--") && w.count > 2 {
                 let (flag, inline) = GlobalOptions.split(w)
-                let index = params.firstIndex { $0.name == String(flag.dropFirst(2)) }
+                let index = command.signature.parameterIndex(option: String(flag.dropFirst(2)))?.index
                 if let index { filled.insert(index) }
                 let secret = index.map { params[$0].isSecret } ?? false
                 if inline != nil {

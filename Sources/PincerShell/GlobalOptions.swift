@@ -15,6 +15,8 @@ struct GlobalOptions {
     var help = false
     var strict = false
     var quiet = false
+    /// Plugin and host log lines at info and debug level too (`-v`).
+    var verbose = false
 
     /// (flag, takes a value, description) — drives parsing and `pincer --help`.
     static let table: [(flag: String, value: String?, summary: String)] = [
@@ -25,6 +27,7 @@ struct GlobalOptions {
         ("--csv", nil, "print a plugin command's table result as CSV (not with --json)"),
         ("--strict", nil, "exit 4 before doing anything if any plugin fails to load"),
         ("--quiet", nil, "do not print plugin warnings to standard error"),
+        ("--verbose", nil, "also print info and debug log lines (-v; or PINCER_LOG=debug|info|warning|error)"),
         ("--help", nil, "show help for pincer or for a command"),
     ]
 
@@ -70,6 +73,7 @@ struct GlobalOptions {
             case "--csv": csv = true
             case "--strict": strict = true
             case "--quiet", "-q": quiet = true
+            case "--verbose", "-v": verbose = true
             case "--help", "-h": help = true
             default:
                 throw .usage("unknown option \(name)", usage: "pincer [options] <command> [arguments]; see pincer --help")
@@ -107,11 +111,26 @@ struct GlobalOptions {
 
     static func environment() -> [String: String] { ProcessEnvironment.current() }
 
+    /// PINCER_LOG's level; nil when unset or not a level name.
+    static func logLevel(_ text: String?) -> LogLevel? {
+        switch text?.lowercased() {
+        case "debug"?: .debug
+        case "info"?: .info
+        case "warning"?, "warn"?: .warning
+        case "error"?: .error
+        default: nil
+        }
+    }
+
     func hostOptions(environment env: [String: String]) -> Host.Options {
         var o = Host.Options(stateDirectory: stateDirectory ?? SettingsStore.defaultDirectory(environment: env))
         if !builtins { o.builtinDirectory = nil }
         o.pluginPaths = (env["PINCER_PLUGIN_PATH"] ?? "").split(separator: ":").map(String.init) + pluginPaths
-        if quiet { o.logHandler = { _ in } }
+        if quiet {
+            o.logHandler = { _ in }
+        } else {
+            o.logHandler = Host.standardErrorLog(minimum: verbose ? .debug : GlobalOptions.logLevel(env["PINCER_LOG"]) ?? .warning)
+        }
         return o
     }
 }

@@ -118,9 +118,9 @@ extension Shell {
         if !c.details.isEmpty { text += "\n\(c.details)\n" }
         if !c.signature.parameters.isEmpty {
             text += "\nParameters:\n"
-            let width = c.signature.parameters.map(\.name.count).max() ?? 0
+            let width = c.signature.parameters.map(\.optionName.count).max() ?? 0
             for p in c.signature.parameters {
-                var line = "  --\(p.name.padded(to: width))  \(p.type.rawValue)"
+                var line = "  --\(p.optionName.padded(to: width))  \(p.type.rawValue)"
                 if p.isSecret { line += ", secret (kept out of history)" }
                 if p.isRest {
                     line += ", zero or more (rest)"
@@ -132,7 +132,7 @@ extension Shell {
                 text += line + "\n"
             }
             if let rest = c.signature.restParameter {
-                text += "\nWords left over after the other arguments go to '\(rest.name)' (so does each --\(rest.name) value);\n"
+                text += "\nWords left over after the other arguments go to '\(rest.optionName)' (so does each --\(rest.optionName) value);\n"
                 text += "after `--`, words starting with '-' are items too.\n"
             }
         }
@@ -152,7 +152,8 @@ extension Shell {
     /// the positional words left over once the required parameters are
     /// filled and each `--name value` given for it (it may repeat); optional
     /// parameters before it are then given by name only.
-    static func bind(_ words: [String], to command: Command) -> Result<[Value], ShellError> {
+    /// `deprecated` hears of each option spelt the old way (`--body_cap`).
+    static func bind(_ words: [String], to command: Command, deprecated: (String) -> Void = { _ in }) -> Result<[Value], ShellError> {
         let params = command.signature.parameters
         let fixed = command.signature.fixedParameters.count
         let rest = command.signature.restParameter
@@ -174,11 +175,13 @@ extension Shell {
             if !optionsEnded && w == "--" { optionsEnded = true; continue }
             if !optionsEnded && w.hasPrefix("--") && w.count > 2 && !GlobalOptions.isNumber(w) {
                 let (flag, inline) = GlobalOptions.split(w)
-                let name = String(flag.dropFirst(2))
-                guard let index = params.firstIndex(where: { $0.name == name }) else {
-                    let names = params.map { "--\($0.name)" }.joined(separator: ", ")
-                    return fail("unknown parameter --\(name) (parameters: \(names.isEmpty ? "none" : names))")
+                let options = params.map { "--" + $0.optionName }
+                guard let (index, old) = command.signature.parameterIndex(option: String(flag.dropFirst(2))) else {
+                    let names = options.isEmpty ? "none" : options.joined(separator: ", ")
+                    return fail("unknown parameter \(flag)\(Shell.suggestion(for: flag, among: options)) (parameters: \(names))")
                 }
+                let name = params[index].optionName
+                if old { deprecated("\(command.fullName): \(flag) is the old spelling of --\(name); use --\(name)") }
                 if params[index].isRest {
                     if let inline {
                         restItems.append(inline)
@@ -189,7 +192,7 @@ extension Shell {
                     }
                     continue
                 }
-                guard given[index] == nil else { return fail("parameter '\(name)' is given twice") }
+                guard given[index] == nil else { return fail("parameter --\(name) is given twice") }
                 if let inline {
                     given[index] = inline
                 } else if params[index].type == .bool, i >= words.count || !Shell.isBoolWord(words[i]) {
@@ -214,11 +217,11 @@ extension Shell {
         for (p, text) in zip(params, given) {
             guard let text else {
                 if let d = p.defaultValue { values.append(d); continue }
-                return fail("missing argument '\(p.name)' (\(p.type.rawValue))")
+                return fail("missing argument '\(p.optionName)' (\(p.type.rawValue))")
             }
             switch ValueConversion.convert(text, to: p.type) {
             case .success(let v): values.append(v)
-            case .failure(let why): return fail("parameter '\(p.name)' expects \(p.type.rawValue): \(why)")
+            case .failure(let why): return fail("parameter --\(p.optionName) expects \(p.type.rawValue): \(why)")
             }
         }
         // Rest items are strings: nothing to convert.
@@ -252,7 +255,7 @@ extension Shell {
         if options.csv && !command.returnsJSON { throw .usage("\(name): --csv needs a table result") }
         if command.changesState { try requireChangesAllowed(name) }
         let values: [Value]
-        switch Shell.bind(words, to: command) {
+        switch Shell.bind(words, to: command, deprecated: { warn($0) }) {
         case .success(let v): values = v
         case .failure(let e): throw e
         }
@@ -264,19 +267,19 @@ extension Shell {
         } catch {
             if options.json {
                 emit(.object([("command", .string(name)), ("ok", .bool(false)), ("status", .string(Status.name(error.status))),
-                              ("error", .string(error.message))]))
-                return .commandFailed
+                              ("error", .string(pluginFailure(error.message).message))]))
+                return pluginFailureCode
             }
-            throw .failed("\(name): \(error.message)")
+            throw pluginFailure("\(name): \(error.message)")
         }
         let json: JSON
         do { json = try command.jsonResult(result) } catch {
             if options.json {
                 emit(.object([("command", .string(name)), ("ok", .bool(false)), ("status", .string(Status.name(error.status))),
-                              ("error", .string(error.message))]))
-                return .commandFailed
+                              ("error", .string(pluginFailure(error.message).message))]))
+                return pluginFailureCode
             }
-            throw .failed(error.message)
+            throw pluginFailure(error.message)
         }
         if options.json {
             emit(.object([("command", .string(name)), ("ok", .bool(true)),
@@ -311,7 +314,7 @@ extension Shell {
             case .failed: break
             }
         }
-        if case .failed(let why) = state { throw .failed("\(id): \(why)") }
+        if case .failed(let why) = state { throw pluginFailure("\(id): \(why)") }
         return .ok
     }
 
@@ -341,7 +344,7 @@ extension Shell {
         try requireChangesAllowed("activate \(id)")
         let result: Value
         do { result = try h.activate(e) } catch {
-            throw error.kind == .failed ? .failed(error.message) : settingsError(error)
+            throw error.kind == .failed ? pluginFailure(error.message) : settingsError(error)
         }
         if options.json {
             emit(.object([("entry", .string(e.fullID)), ("command", .string(e.command ?? "")), ("ok", .bool(true)), ("result", result.json)]))

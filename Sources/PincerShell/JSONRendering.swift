@@ -1,4 +1,5 @@
 import PincerHost
+import enum PincerPluginKit.Base64
 
 /// Renders a command's JSON result for people: an array of objects as a
 /// table, a table-shaped object (`columns` + `rows`) as a table with its
@@ -146,17 +147,31 @@ enum JSONRendering {
     // MARK: CSV
 
     /// RFC 4180 CSV of a table result (with "\n" line ends), or nil when the
-    /// value is neither a table shape nor an array of objects.
+    /// value holds no table. A table is, in this order: the table shape; an
+    /// array of objects (columns: the union of their keys); an object with
+    /// one field that is an array of objects (`flags.list`: its other,
+    /// scalar fields are left out); an object of scalars (`servers.vars`),
+    /// as `name,value` rows.
     static func csv(_ value: JSON) -> String? {
         let header: [String]
         let rows: [[JSON?]]
         if let shape = TableShape(value) {
             header = shape.columns
             rows = shape.rows.map { $0.map(Optional.some) }
-        } else if case .array(let items) = value,
-                  items.allSatisfy({ if case .object = $0 { true } else { false } }) {
+        } else if let items = arrayOfObjects(value) {
             header = unionOfKeys(items)
             rows = items.map { item in header.map { item[$0] } }
+        } else if case .object(let fields) = value {
+            let tables = fields.compactMap { arrayOfObjects($0.1) }
+            if tables.count == 1, fields.allSatisfy({ arrayOfObjects($0.1) != nil || isScalar($0.1) }) {
+                header = unionOfKeys(tables[0])
+                rows = tables[0].map { item in header.map { item[$0] } }
+            } else if tables.isEmpty, fields.allSatisfy({ isScalar($0.1) }) {
+                header = ["name", "value"]
+                rows = fields.map { [.string($0.0), $0.1] }
+            } else {
+                return nil
+            }
         } else {
             return nil
         }
@@ -166,12 +181,38 @@ enum JSONRendering {
         return out
     }
 
-    /// Null is an empty field; strings are written in full; everything else as its JSON text.
-    private static func csvCell(_ value: JSON) -> String {
+    private static func arrayOfObjects(_ value: JSON) -> [JSON]? {
+        guard case .array(let items) = value, items.allSatisfy({ if case .object = $0 { true } else { false } }) else { return nil }
+        return items
+    }
+
+    private static func isScalar(_ value: JSON) -> Bool {
         switch value {
-        case .null: ""
-        case .string(let s): s
-        default: value.serialized()
+        case .array, .object: false
+        default: true
+        }
+    }
+
+    /// Null is an empty field; strings are written in full. The two values
+    /// JSON cannot hold, as result sets carry them: a non-finite real
+    /// ({"real": "NaN"}) is `NaN`, `Infinity` or `-Infinity` (what Python's
+    /// float() and JavaScript's Number() read), a blob ({"base64": …}) is
+    /// `\x` and its bytes in lowercase hex (PostgreSQL's bytea form).
+    /// Everything else is its JSON text.
+    static func csvCell(_ value: JSON) -> String {
+        switch value {
+        case .null: return ""
+        case .string(let s): return s
+        case .object(let fields) where fields.count == 1:
+            if fields[0].0 == "real", case .string(let s) = fields[0].1, ["NaN", "Infinity", "-Infinity"].contains(s) { return s }
+            if fields[0].0 == "base64", case .string(let s) = fields[0].1, let bytes = Base64.decode(s) {
+                let digits = Array("0123456789abcdef".utf8)
+                var out: [UInt8] = [UInt8(ascii: "\\"), UInt8(ascii: "x")]
+                for b in bytes { out += [digits[Int(b >> 4)], digits[Int(b & 15)]] }
+                return String(decoding: out, as: UTF8.self)
+            }
+            return value.serialized()
+        default: return value.serialized()
         }
     }
 

@@ -28,6 +28,9 @@ struct LineLoop {
     /// The line as history keeps it (secrets masked); nil keeps nothing.
     let historyLine: (String) -> String?
 
+    /// Lines kept in the history file.
+    static let historyLimit: Int32 = 1000
+
     /// Runs lines until exit, quit or end of input; returns the last line's exit code.
     func run(console: Console, _ execute: (String) -> Outcome) -> ExitCode {
         let terminal = isatty(0) == 1
@@ -48,6 +51,7 @@ struct LineLoop {
                 }
             }
             using_history()
+            stifle_history(LineLoop.historyLimit)
             if let historyPath { _ = read_history(historyPath) }
             console.out(banner)
         }
@@ -67,7 +71,10 @@ struct LineLoop {
             if trimmed == "exit" || trimmed == "quit" { break }
             if terminal, let saved = historyLine(trimmed) {
                 _ = add_history(saved)
-                if let historyPath { _ = append_history(1, historyPath) == 0 || write_history(historyPath) == 0 }
+                // The whole (bounded) history is rewritten: libedit's
+                // append_history reports failure after appending, and a
+                // fallback to write_history then saved each line twice.
+                if let historyPath { _ = write_history(historyPath) }
             }
             switch execute(trimmed) {
             case .next(let code): last = code

@@ -54,6 +54,9 @@ public final class Shell {
     /// Runs one `pincer` invocation (arguments without the program name).
     public func run(_ arguments: [String]) -> Int32 {
         refusal = nil
+        // `--json` anywhere before `--` makes errors JSON too, even those
+        // found before the word's owner (pincer or the command) is known.
+        if !interactive, arguments.prefix(while: { $0 != "--" }).contains("--json") { options.json = true }
         do throws(ShellError) {
             let rest = try options.extract(from: arguments)
             if isEmbedded, let flag = options.pluginLoadingFlag {
@@ -72,6 +75,17 @@ public final class Shell {
             let message = "\(what) changes state, and the app does not allow changes from pincer"
             refusal = message
             throw ShellError.failed(message)
+        }
+    }
+
+    /// A note on standard error that does not stop the command (a
+    /// deprecated spelling, say); JSON with --json, nothing with --quiet.
+    func warn(_ message: String) {
+        guard !options.quiet else { return }
+        if options.json {
+            console.err(JSON.object([("warning", .string(message))]).serialized() + "\n")
+        } else {
+            console.err("pincer: warning: \(message)\n")
         }
     }
 
@@ -96,8 +110,9 @@ public final class Shell {
         }
         var name = first
         var rest = Array(args.dropFirst())
-        // A bare plugin command ("devopts.add 1 2") runs it.
-        if Shell.shellCommand(named: name) == nil, name.contains("."), loadedHost()?.command(named: name) != nil {
+        // A bare plugin command ("devopts.add 1 2") runs it; so does a
+        // dotted name no plugin has, so that it fails as `run` would (exit 3).
+        if Shell.shellCommand(named: name) == nil, name.contains(".") {
             rest = [name] + rest
             name = "run"
         }
@@ -146,6 +161,17 @@ public final class Shell {
         host = h
         return h
     }
+
+    /// A plugin's failure: exit 1, or 5 when the settings store could not be
+    /// opened in this process, since a plugin that cannot read its state
+    /// fails for the store's reason (reads exit as writes do).
+    func pluginFailure(_ message: String) -> ShellError {
+        guard let store = host?.settingsFailure else { return .failed(message) }
+        let why = "\(store)"
+        return ShellError(code: .storeError, message: message.contains(why) ? message : "\(message) (the settings store could not be opened: \(why))")
+    }
+
+    var pluginFailureCode: ExitCode { host?.settingsFailure == nil ? .commandFailed : .storeError }
 
     func settingsError(_ error: HostError) -> ShellError {
         switch error.kind {
