@@ -211,21 +211,13 @@ final class ConventionTests: XCTestCase {
         let built = try Fixture.buildPlugin("good", into: dir)
         // Named like a system library that dlopen would otherwise find (and that is no plugin).
         try FileManager.default.moveItem(atPath: built, toPath: dir + "/libm.so.6")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Fixture.pincer)
-        process.arguments = ["--no-builtin", "--plugin-path", "libm.so.6", "plugins", "--json"]
-        process.currentDirectoryURL = URL(fileURLWithPath: dir)
         var env = ProcessInfo.processInfo.environment
         env["PINCER_STATE_DIR"] = state
         env.removeValue(forKey: "PINCER_PLUGIN_PATH")
-        process.environment = env
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
-        let listing = Fixture.json(String(decoding: data, as: UTF8.self))
+        let r = try Fixture.run(Fixture.pincer, ["--no-builtin", "--plugin-path", "libm.so.6", "plugins", "--json"],
+                                environment: env, directory: dir)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let listing = Fixture.json(r.stdout)
         XCTAssertEqual((listing["failed"] as? [Any])?.count, 0, "\(listing)")
         XCTAssertEqual(((listing["plugins"] as? [[String: Any]])?.first?["path"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent }, "libm.so.6")
     }

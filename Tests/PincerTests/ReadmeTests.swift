@@ -92,25 +92,11 @@ final class ReadmeTests: XCTestCase {
 
     static func quoted(_ word: String) -> String { "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
+    /// A line as sh runs it in the workspace, with nothing on standard
+    /// input; timeout(1) ends it after `seconds` (exit 124).
     func shell(_ line: String, in dir: String, environment: [String: String], pincer: Bool = false, seconds: Int = 20) throws -> Fixture.ProcessResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["-k", "2", "\(seconds)", "/bin/sh", "-c", pincer ? "pincer " + line : line]
-        process.currentDirectoryURL = URL(fileURLWithPath: dir)
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let errData = LockedData()
-        let errThread = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
-        errThread.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !errData.isSet { usleep(1000) }
-        return Fixture.ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                                     stderr: String(decoding: errData.value, as: UTF8.self))
+        try Fixture.run("/usr/bin/timeout", ["-k", "2", "\(seconds)", "/bin/sh", "-c", pincer ? "pincer " + line : line],
+                        environment: environment, directory: dir)
     }
 
     /// Every example command, run in README order in one workspace.

@@ -77,8 +77,19 @@ final class RenderingTests: XCTestCase {
         XCTAssertEqual(JSONRendering.csv(.array([])), "")
     }
 
+    func testCSVOfDocuments() throws {
+        // An object of scalars: name,value rows (servers.vars).
+        XCTAssertEqual(JSONRendering.csv(try parse(#"{"a": 1, "b": "x,y", "c": null}"#)), "name,value\na,1\nb,\"x,y\"\nc,\n")
+        // One array of objects beside scalars: that array (flags.list).
+        XCTAssertEqual(JSONRendering.csv(try parse(#"{"on": true, "flags": [{"k": "a"}, {"k": "b", "v": 2}]}"#)), "k,v\na,\nb,2\n")
+        // Values JSON cannot hold, as result sets carry them.
+        XCTAssertEqual(JSONRendering.csv(try parse(#"[{"r": {"real": "NaN"}, "b": {"base64": "AP8="}, "o": {"real": "x"}}]"#)),
+                       "r,b,o\nNaN,\\x00ff,\"{\"\"real\"\":\"\"x\"\"}\"\n")
+    }
+
     func testCSVRefusesOtherShapes() throws {
-        XCTAssertNil(JSONRendering.csv(try parse(#"{"a": 1}"#)))
+        XCTAssertNil(JSONRendering.csv(try parse(#"{"a": 1, "nested": {"b": 2}}"#)))
+        XCTAssertNil(JSONRendering.csv(try parse(#"{"one": [{"a": 1}], "two": [{"b": 2}]}"#)))
         XCTAssertNil(JSONRendering.csv(try parse(#"[1, 2]"#)))
         XCTAssertNil(JSONRendering.csv(try parse(#"[{"a": 1}, 2]"#)))
         XCTAssertNil(JSONRendering.csv(.string("text")))

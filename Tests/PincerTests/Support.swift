@@ -43,14 +43,16 @@ enum Fixture {
         let stderr: String
     }
 
-    /// Runs a program to completion, feeding `input` on standard input.
+    /// Runs a program to completion (in `directory`, if given), feeding
+    /// `input` on standard input.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                    input: String? = nil) throws -> ProcessResult {
+                    input: String? = nil, directory: String? = nil) throws -> ProcessResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe(), err = Pipe(), inp = Pipe()
         process.standardOutput = out
         process.standardError = err
