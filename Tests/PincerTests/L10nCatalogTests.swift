@@ -259,11 +259,29 @@ final class L10nCatalogTests: XCTestCase {
         XCTAssertFalse(catalog.strings.contains { $0.key == "app_name" || $0.key == "internal_count" || $0.key == "accent" })
     }
 
-    func testAndroidIdentityAndMarkedOutput() throws {
+    /// The rewritten file is the input without its translatable="false"
+    /// resources (and the comment just before one): a locale's copy of them
+    /// is what aapt and lint warn about. Everything else stays byte for byte.
+    func testAndroidIdentityAndMarkedOutputLeaveOutUntranslatable() throws {
         let bytes = try fixture("strings.xml")
         let catalog = try Catalog(bytes: bytes, format: .android, table: "strings")
-        XCTAssertEqual(catalog.rewritten(locale: "en-XA") { $0.raw }, bytes)
+        let untranslatable = [
+            "    <!-- Name of the app, never translated -->\n    <string name=\"app_name\" translatable=\"false\">Pincer</string>\n",
+            "    <plurals name=\"internal_count\" translatable=\"false\">\n        <item quantity=\"other\">%d</item>\n    </plurals>\n",
+        ]
+        var expected = text(bytes)
+        for block in untranslatable {
+            XCTAssertTrue(expected.contains(block), "the fixture has \(block)")
+            expected = expected.replacingOccurrences(of: block, with: "")
+        }
+        let identity = text(catalog.rewritten(locale: "en-XA") { $0.raw })
+        XCTAssertEqual(identity, expected)
+        XCTAssertFalse(identity.contains("translatable"), identity)
         XCTAssertEqual(text(catalog.rewritten(locale: "en-XA", transform: mark)), text(try fixture("strings.marked.xml")))
+        // A resource sharing its line with another keeps the line; only the element goes.
+        let inline = "<resources><string name=\"a\" translatable=\"false\">A</string><string name=\"b\">B</string></resources>\n"
+        let one = try Catalog(bytes: Array(inline.utf8), format: .android, table: "strings")
+        XCTAssertEqual(text(one.rewritten(locale: "x", transform: mark)), "<resources><string name=\"b\">[B]</string></resources>\n")
     }
 
     func testAndroidErrors() {

@@ -60,6 +60,8 @@ extension POFile {
         var strings: [CatalogString] = []
         var translations: [CatalogTranslation] = []
         var stringEntries: [(entry: Int, plural: Bool)] = []
+        /// Translations of plural entries with several forms: index and form.
+        var pluralForms: [(translation: Int, form: Int)] = []
         var file = POFile(text: t, entries: entries, header: nil, stringEntries: [])
 
         for (n, entry) in entries.enumerated() {
@@ -79,10 +81,11 @@ extension POFile {
             var comments = entry.translatorComments
             comments += entry.extractedComments
             let comment = comments.isEmpty ? nil : comments.joined(separator: "\n")
+            let grammar = PlaceholderCheck.Grammar(poFlags: entry.flags)
             func string(_ v: Value, part: String) -> CatalogString {
                 let pos = t.position(file.start(v))
                 return CatalogString(key: key, table: table, raw: file.raw(v), style: .backslash, part: part,
-                                     comment: comment, line: pos.line, column: pos.column)
+                                     comment: comment, line: pos.line, column: pos.column, grammar: grammar)
             }
             let source = string(msgid, part: "")
             strings.append(source)
@@ -99,12 +102,19 @@ extension POFile {
                 let translated = string(msgstr, part: entry.isPlural ? "[\(k)]" : "")
                 if translated.raw.isEmpty { continue }
                 translations.append(CatalogTranslation(language: "", source: k == 0 ? source : pluralSource ?? source,
-                                                       translated: translated))
+                                                       translated: translated, fuzzy: entry.flags.contains("fuzzy")))
+                if entry.isPlural && entry.msgstr.count > 1 { pluralForms.append((translations.count - 1, k)) }
             }
         }
         file = POFile(text: t, entries: entries, header: header, stringEntries: stringEntries)
         if let header, let language = file.headerField("Language", in: entries[header]), !language.isEmpty {
             for k in translations.indices { translations[k].language = language }
+        }
+        // msgfmt checks a plural form strictly only when the formula uses it
+        // often; without a formula it checks none strictly.
+        let often = header.flatMap { file.headerField("Plural-Forms", in: entries[$0]) }.flatMap(PluralForms.init(header:))?.often
+        for (index, form) in pluralForms {
+            translations[index].fewCounts = !(often.map { form < $0.count && $0[form] } ?? false)
         }
         return Parsed(file: file, strings: strings, translations: translations)
     }
