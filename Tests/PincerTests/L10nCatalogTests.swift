@@ -335,8 +335,36 @@ final class L10nCatalogTests: XCTestCase {
             "fr|%d file removed|[0]=%d fichier supprimé",
             "fr|%d files removed|[1]=%d fichiers supprimés",
         ])
+        XCTAssertEqual(catalog.translations.map(\.fuzzy), [false, false, false, true, true])
+        XCTAssertEqual(catalog.translations.map(\.fewCounts), [false, false, false, true, false], "French plural=(n > 1): [0] is for 0 and 1")
+        XCTAssertEqual(catalog.strings.map(\.grammar), [.any, .c, .any, .any, .any, .c, .c, .any])
         XCTAssertEqual(catalog.translations[2].source.key, "menu\u{4}Open")
+        XCTAssertEqual(catalog.translations[2].source.displayKey, "menu|Open")
         XCTAssertEqual([catalog.translations[4].translated.line, catalog.translations[4].translated.column], [54, 12])
+    }
+
+    /// msgfmt checks a plural form strictly only when the Plural-Forms
+    /// formula picks it for at least 5 of the counts 0...1000; others (and
+    /// every form, when there is no formula) may leave arguments out.
+    func testPOPluralFormsUsedForFewCounts() throws {
+        func fewCounts(_ pluralForms: String?, forms: Int) throws -> [Bool] {
+            var po = "msgid \"\"\nmsgstr \"\"\n\"Language: xx\\n\"\n"
+            if let pluralForms { po += "\"Plural-Forms: \(pluralForms)\\n\"\n" }
+            po += "\nmsgid \"%d file\"\nmsgid_plural \"%d files\"\n"
+            for k in 0..<forms { po += "msgstr[\(k)] \"x\(k)\"\n" }
+            return try Catalog(bytes: Array(po.utf8), format: .po, table: "T").translations.map(\.fewCounts)
+        }
+        XCTAssertEqual(try fewCounts("nplurals=2; plural=(n != 1);", forms: 2), [true, false])
+        XCTAssertEqual(try fewCounts("nplurals=1; plural=0;", forms: 1), [false], "one form: nothing plural to relax")
+        XCTAssertEqual(try fewCounts("nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);", forms: 3),
+                       [true, false, false])
+        XCTAssertEqual(try fewCounts("nplurals=6; plural=n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 ? 4 : 5;",
+                                     forms: 6), [true, true, true, false, false, false])
+        XCTAssertEqual(try fewCounts("nplurals=4; plural=(n%100==1 ? 0 : n%100==2 ? 1 : n%100==3 || n%100==4 ? 2 : 3);", forms: 4),
+                       [false, false, false, false], "Slovenian: 1, 101, 201... is often")
+        XCTAssertEqual(try fewCounts(nil, forms: 2), [true, true])
+        XCTAssertEqual(try fewCounts("nplurals=2; plural=n /;", forms: 2), [true, true], "a formula that does not parse is none")
+        XCTAssertEqual(try fewCounts("nplurals=2; plural=n / 0;", forms: 2), [true, true], "nor one that divides by zero")
     }
 
     func testPOMarkedOutputSetsLanguageAndPluralForms() throws {

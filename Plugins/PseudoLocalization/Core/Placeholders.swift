@@ -4,7 +4,8 @@
 /// syntax is ASCII, and a byte of a multi-byte scalar never matches one.
 ///
 /// Recognised, in this order at each position:
-/// - escapes of the string's `EscapeStyle` (`\n`, `\U2192`, `&amp;`...);
+/// - escapes of the string's `EscapeStyle` (`\n`, `\U2192`, and in XML
+///   files entities: `&amp;`...);
 /// - printf specifiers in Apple's grammar: `%` [`n$`] [flags `-+ #0'`]
 ///   [width: digits, `*` or `*n$`] [`.` precision, the same] [length `hh h l
 ///   ll q L z t j`] conversion (`@ d D i u U x X o O f F e E g G c C s S p a A`,
@@ -17,7 +18,8 @@
 ///   messages again (with `#` a placeholder inside plural bodies); apostrophe
 ///   quoting (`''`, `'{...}'`) applies in a string that has a complex or
 ///   typed argument; `{{name}}` and `{name}` otherwise;
-/// - HTML/XML tags (`<b>`, `</a>`, `<br/>`, `<!-- -->`) and entities;
+/// - HTML/XML tags (`<b>`, `</a>`, `<br/>`, `<!-- -->`) and, in plain
+///   text, HTML entities;
 /// - URLs (`scheme://...`, `www.`) and email addresses.
 public struct PlaceholderScanner: Sendable {
     public enum Kind: String, Sendable {
@@ -166,8 +168,10 @@ private struct Scan {
             if c == "]", style == .android || style == .xml, hasPrefix("]]>", at: i, end: end) {
                 emit(.tag, i..<(i + 3)); i += 3; continue
             }
+            // In an XML file an entity is the file's escape (kept, not compared);
+            // in plain text it is HTML the app renders.
             if c == "&", style != .backslash, let n = entity(at: i, end: end) {
-                emit(.entity, i..<(i + n)); i += n; continue
+                emit(style == .xml || style == .android ? .escape : .entity, i..<(i + n)); i += n; continue
             }
             if hasColonOrW, isWordStart(i), let n = url(at: i, end: end) {
                 emit(.url, i..<(i + n)); i += n; continue
