@@ -382,6 +382,32 @@ final class L10nCatalogTests: XCTestCase {
                        + "\"Content-Type: text/plain; charset=UTF-8\\n\"\n\nmsgid \"a\\nb\"\nmsgstr \"\"\n\"[a\\n\"\n\"b]\"\n")
     }
 
+    /// What a .pot leaves open is set for the file written: the charset is
+    /// UTF-8, Plural-Forms fits the plural entries, and entries lose
+    /// "fuzzy" (other flags stay; a line left empty goes).
+    func testPOTemplateHeaderIsCompletedAndFuzzyCleared() throws {
+        let pot = "#, fuzzy\nmsgid \"\"\nmsgstr \"\"\n\"Language: \\n\"\n\"MIME-Version: 1.0\\n\"\n"
+            + "\"Content-Type: text/plain; charset=CHARSET\\n\"\n\"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n\"\n\n"
+            + "#, fuzzy, c-format\nmsgid \"%d file\"\nmsgid_plural \"%d files\"\nmsgstr[0] \"\"\nmsgstr[1] \"\"\n\n"
+            + "#: a.c:1\n#, fuzzy\n#| msgid \"Old\"\nmsgid \"New\"\nmsgstr \"\"\n"
+        let catalog = try Catalog(bytes: Array(pot.utf8), format: .po, table: "T")
+        XCTAssertEqual(text(catalog.rewritten(locale: "en-XA", transform: mark)),
+                       "#, fuzzy\nmsgid \"\"\nmsgstr \"\"\n\"Language: en-XA\\n\"\n\"MIME-Version: 1.0\\n\"\n"
+                       + "\"Content-Type: text/plain; charset=UTF-8\\n\"\n\"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"\n\n"
+                       + "#, c-format\nmsgid \"%d file\"\nmsgid_plural \"%d files\"\nmsgstr[0] \"[%d file]\"\nmsgstr[1] \"[%d files]\"\n\n"
+                       + "#: a.c:1\n#| msgid \"Old\"\nmsgid \"New\"\nmsgstr \"[New]\"\n")
+        // A header without the fields gets them; one that has them right keeps them.
+        let bare = try Catalog(bytes: Array("msgid \"\"\nmsgstr \"\"\n\nmsgid \"a\"\nmsgid_plural \"b\"\nmsgstr[0] \"\"\nmsgstr[1] \"\"\nmsgstr[2] \"\"\n".utf8),
+                               format: .po, table: "T")
+        XCTAssertEqual(text(bare.rewritten(locale: "x") { $0.raw }),
+                       "msgid \"\"\nmsgstr \"\"\n\"Language: x\\n\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n"
+                       + "\"Plural-Forms: nplurals=3; plural=(n != 1);\\n\"\n\nmsgid \"a\"\nmsgid_plural \"b\"\nmsgstr[0] \"a\"\nmsgstr[1] \"b\"\nmsgstr[2] \"b\"\n")
+        let fixture = try load("messages.po", .po, table: "messages")
+        let output = text(fixture.rewritten(locale: "en-XA") { $0.raw })
+        XCTAssertTrue(output.contains("\"Content-Type: text/plain; charset=UTF-8\\n\"\n\"Content-Transfer-Encoding: 8bit\\n\"\n"
+                                      + "\"Plural-Forms: nplurals=2; plural=(n > 1);\\n\"\n"), output)
+    }
+
     func testPOKeepsCRLFAndOneLineTrailingNewline() throws {
         let po = "msgid \"Line\\n\"\r\nmsgstr \"\"\r\n\r\nmsgid \"x\"\r\nmsgid_plural \"xs\"\r\nmsgstr[0] \"\"\r\nmsgstr[1] \"\"\r\nmsgstr[2] \"\"\r\n"
         let catalog = try Catalog(bytes: Array(po.utf8), format: .po, table: "T")

@@ -18,6 +18,8 @@ struct POFile: Sendable {
         var translatorComments: [String] = []
         var extractedComments: [String] = []
         var flags: [String] = []
+        /// Each `#,` line, from the "#" to the end of the line.
+        var flagLines: [Range<Int>] = []
         var context: Value?
         var msgid: Value?
         var plural: Value?
@@ -208,13 +210,16 @@ extension POFile {
             if place.plural { newPlural[place.entry] = value } else { newID[place.entry] = value }
         }
         var w = CatalogSplicer(text, extra: strings.count * 8)
+        // How many msgstr[n] the plural entries have: what Plural-Forms must say.
+        let pluralForms = entries.lazy.filter(\.isPlural).map(\.msgstr.count).max()
         for (n, entry) in entries.enumerated() {
             guard let first = entry.msgstr.first, let last = entry.msgstr.last else { continue }
             if n == header {
-                for edit in headerEdits(entry, locale: locale, nl: nl) { w.replace(edit.range, with: edit.text) }
+                for edit in headerEdits(entry, locale: locale, pluralForms: pluralForms, nl: nl) { w.replace(edit.range, with: edit.text) }
                 continue
             }
             guard let id = newID[n] else { continue }
+            for edit in clearingFuzzy(entry) { w.replace(edit.range, with: edit.text) }
             w.copy(to: first.keywordStart)
             if entry.isPlural {
                 for k in entry.msgstr.indices {
@@ -274,15 +279,33 @@ extension POFile {
         }
     }
 
-    /// The header's Language field set to `locale` (added when missing).
-    func headerEdits(_ entry: Entry, locale: String, nl: String) -> [TextEdit] {
+    /// The header made true of the file written: Language set to `locale`;
+    /// Content-Type's charset UTF-8 (what is written); and, when the file
+    /// has plural entries and no Plural-Forms formula that fits them (a
+    /// .pot's "nplurals=INTEGER; plural=EXPRESSION;"), English's. Each field
+    /// is replaced where it is, or added (after `after`, else at the end).
+    func headerEdits(_ entry: Entry, locale: String, pluralForms: Int?, nl: String) -> [TextEdit] {
+        var edits = [fieldEdit(entry, "Language", value: locale, after: "Language-Team", nl: nl)]
+        let contentType = headerField("Content-Type", in: entry)
+        if contentType.map({ !$0.lowercased().replacingSpaces().contains("charset=utf-8") }) ?? true {
+            edits.append(fieldEdit(entry, "Content-Type", value: "text/plain; charset=UTF-8", after: "MIME-Version", nl: nl))
+        }
+        if let forms = pluralForms, headerField("Plural-Forms", in: entry).flatMap(PluralForms.init(header:))?.count != forms {
+            let formula = forms == 1 ? "nplurals=1; plural=0;" : "nplurals=\(forms); plural=(n != 1);"
+            edits.append(fieldEdit(entry, "Plural-Forms", value: formula, after: "Content-Transfer-Encoding", nl: nl))
+        }
+        return edits.sorted { $0.range.lowerBound < $1.range.lowerBound }
+    }
+
+    /// The edit setting header field `name` to `value` (escaped here).
+    func fieldEdit(_ entry: Entry, _ name: String, value: String, after: String, nl: String) -> TextEdit {
         var escaped = ""
-        for c in locale.unicodeScalars {
+        for c in value.unicodeScalars {
             if c == "\"" || c == "\\" { escaped += "\\" }
             escaped.unicodeScalars.append(c)
         }
-        let field = Array("Language:".unicodeScalars)
-        guard let msgstr = entry.msgstr.first else { return [] }
+        let field = Array((name + ":").unicodeScalars)
+        let msgstr = entry.msgstr[0]
         for r in msgstr.segments {
             // A field starts at the start of a segment or after a "\n" escape.
             var i = r.lowerBound
@@ -293,7 +316,7 @@ extension POFile {
                     while end < r.upperBound && !(text[end] == Ch.backslash && text[end + 1] == 0x6E) {
                         end += text[end] == Ch.backslash ? 2 : 1
                     }
-                    return [TextEdit(range: i..<min(end, r.upperBound), text: "Language: " + escaped)]
+                    return TextEdit(range: i..<min(end, r.upperBound), text: name + ": " + escaped)
                 }
                 atFieldStart = false
                 if text[i] == Ch.backslash {
@@ -304,17 +327,37 @@ extension POFile {
                 }
             }
         }
-        // No Language field: add one after Language-Team, or at the end.
+        // Not there: a line of its own after `after`, or at the end.
         let rawSegments = msgstr.segments.map { text.string($0) }
-        var after = msgstr.segments.count - 1
-        if let team = rawSegments.firstIndex(where: { $0.hasPrefix("Language-Team:") && $0.hasSuffix("\\n") }) {
-            after = team
+        var at = msgstr.segments.count - 1
+        if let previous = rawSegments.firstIndex(where: { $0.hasPrefix(after + ":") && $0.hasSuffix("\\n") }) {
+            at = previous
         }
-        let needsNewline = !rawSegments[after].isEmpty && !rawSegments[after].hasSuffix("\\n")
-        let insertAt = msgstr.segments[after].upperBound + 1
-        return [TextEdit(range: insertAt..<insertAt,
-                         text: nl + entry.indent + "\"" + (needsNewline ? "\\n" : "") + "Language: " + escaped + "\\n\"")]
+        let needsNewline = !rawSegments[at].isEmpty && !rawSegments[at].hasSuffix("\\n")
+        let insertAt = msgstr.segments[at].upperBound + 1
+        return TextEdit(range: insertAt..<insertAt,
+                        text: nl + entry.indent + "\"" + (needsNewline ? "\\n" : "") + name + ": " + escaped + "\\n\"")
     }
+
+    /// An entry's `#,` lines without "fuzzy": a pseudo-translation is made
+    /// from the msgid, so it is exact, and gettext leaves fuzzy ones out.
+    /// A line left with no flags goes, newline included.
+    func clearingFuzzy(_ entry: Entry) -> [TextEdit] {
+        entry.flagLines.compactMap { line in
+            let flags = text.string(line).dropFirst(2).split(separator: ",").map { String($0).trimmedSpaces }.filter { !$0.isEmpty }
+            guard flags.contains("fuzzy") else { return nil }
+            let kept = flags.filter { $0 != "fuzzy" }
+            if !kept.isEmpty { return TextEdit(range: line, text: "#, " + kept.joined(separator: ", ")) }
+            var end = line.upperBound
+            if end < text.count, text[end] == Ch.cr { end += 1 }
+            if end < text.count, text[end] == Ch.lf { end += 1 }
+            return TextEdit(range: line.lowerBound..<end, text: "")
+        }
+    }
+}
+
+private extension String {
+    func replacingSpaces() -> String { String(unicodeScalars.filter { $0 != " " && $0 != "\t" }) }
 }
 
 /// Reads the entries of a .po file line by line.
@@ -409,6 +452,7 @@ private struct POReader {
                 case 0x2C: // #,
                     let body = t.string(min(i + 2, end)..<end)
                     entry.flags += body.split(separator: ",").map { String($0).trimmedSpaces }.filter { !$0.isEmpty }
+                    entry.flagLines.append(i..<end)
                 case 0x3A, 0x7C, 0x7E: break // #: #| #~
                 default:
                     if kind == Ch.space || kind == Ch.tab || kind == Ch.lf || kind == Ch.cr || i + 1 >= t.count {
