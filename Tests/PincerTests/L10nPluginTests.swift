@@ -228,6 +228,22 @@ final class L10nPluginTests: XCTestCase {
         XCTAssertEqual(result["result"]?["issues"]?.arrayValue?.count, 0)
     }
 
+    /// A .po beside its template: the .po's own translations are checked
+    /// (its msgids are the template's, so comparing those would find nothing).
+    func testCheckAPOBesideItsTemplate() throws {
+        let app = AppHost(withApp: false)
+        let dir = Fixture.temporaryDirectory("pincer-l10n-pot")
+        try Data("msgid \"\"\nmsgstr \"\"\n\n#, python-format\nmsgid \"Hello %(name)s\"\nmsgstr \"\"\n".utf8)
+            .write(to: URL(fileURLWithPath: "\(dir)/app.pot"))
+        try Data("msgid \"\"\nmsgstr \"\"\n\"Language: de\\n\"\n\n#, python-format\nmsgid \"Hello %(name)s\"\nmsgstr \"Hallo %(user)s\"\n".utf8)
+            .write(to: URL(fileURLWithPath: "\(dir)/de.po"))
+        XCTAssertEqual(app.failure("l10n.check", "\(dir)/app.pot", "\(dir)/de.po"), """
+            2 placeholder problems in 1 of 1 messages:
+            \(dir)/de.po:7:9: "Hello %(name)s" (de): %(name) is missing
+            \(dir)/de.po:7:9: "Hello %(name)s" (de): %(user) is not in the source
+            """)
+    }
+
     /// The count is of messages: a .po message with a translation, or with
     /// plural forms, is one message however many strings it has.
     func testCheckCountsMessages() throws {

@@ -87,7 +87,8 @@ struct L10nCommands {
                                 With one catalog: each string on its own (gaps in numbered arguments, kinds of arguments \
                                 mixed) and, for .po and .xcstrings, every translation it holds against its source. With a \
                                 second catalog (the translation of the first): each string against the string with the \
-                                same key and part. A .po message is read by its format flag as msgfmt -c reads it \
+                                same key and part, or, when it is a .po or .xcstrings holding translations \
+                                (a de.po beside its .pot), those against their sources. A .po message is read by its format flag as msgfmt -c reads it \
                                 (c-format, python-format, python-brace-format; fuzzy translations are skipped). No \
                                 problem: prints {"catalog","checked","problems":0,"issues":[]}, checked counting messages. \
                                 Problems: the command fails (exit 1) with one line per problem \
@@ -213,14 +214,24 @@ struct L10nCommands {
             add(PlaceholderCheck.check(string.raw, style: string.style, grammar: string.grammar), file: path, at: string,
                 language: "", source: string.raw, translation: nil)
         }
-        // Fuzzy translations are not used (msgfmt leaves them out unchecked).
-        for pair in source.translations where !pair.fuzzy {
-            add(PlaceholderCheck.compare(source: pair.source.raw, translation: pair.translated.raw, style: pair.translated.style,
-                                         grammar: pair.source.grammar, relaxed: pair.fewCounts),
-                file: path, at: pair.translated, language: pair.language, source: pair.source.raw, translation: pair.translated.raw)
+        // The translations a file holds, each against its source. Fuzzy ones
+        // are not used (msgfmt leaves them out unchecked).
+        func checkTranslations(of catalog: Catalog, file: String) {
+            for pair in catalog.translations where !pair.fuzzy {
+                add(PlaceholderCheck.compare(source: pair.source.raw, translation: pair.translated.raw, style: pair.translated.style,
+                                             grammar: pair.source.grammar, relaxed: pair.fewCounts),
+                    file: file, at: pair.translated, language: pair.language, source: pair.source.raw, translation: pair.translated.raw)
+            }
         }
+        checkTranslations(of: source, file: path)
         if !translation.isEmpty {
             let translated = try read(translation)
+            // A .po or .xcstrings translation holds its own sources (a de.po
+            // beside its .pot): its translations are what to check.
+            if !translated.translations.isEmpty {
+                checkTranslations(of: translated, file: translation)
+                return report(path, translation: translation, checked: Set(source.strings.map(\.key)).count, findings)
+            }
             var byKey: [String: CatalogString] = [:]
             for string in source.strings { byKey[string.key + "\u{1}" + string.part] = string }
             for string in translated.strings {
@@ -229,7 +240,10 @@ struct L10nCommands {
                     file: translation, at: string, language: tableName(translation), source: original.raw, translation: string.raw)
             }
         }
-        let checked = Set(source.strings.map(\.key)).count
+        return report(path, translation: translation, checked: Set(source.strings.map(\.key)).count, findings)
+    }
+
+    static func report(_ path: String, translation: String, checked: Int, _ findings: [Finding]) -> (JSON, [Finding]) {
         var fields: [(String, JSON)] = [("catalog", .string(path))]
         if !translation.isEmpty { fields.append(("translation", .string(translation))) }
         fields += [("checked", .int(Int64(checked))), ("problems", .int(Int64(findings.count))),
