@@ -230,7 +230,8 @@ struct L10nCommands {
             // beside its .pot): its translations are what to check.
             if !translated.translations.isEmpty {
                 checkTranslations(of: translated, file: translation)
-                return report(path, translation: translation, checked: Set(source.strings.map(\.key)).count, findings)
+                let messages = Set(source.strings.map(\.key)).union(translated.translations.map(\.translated.key))
+                return report(path, translation: translation, checked: messages.count, findings)
             }
             var byKey: [String: CatalogString] = [:]
             for string in source.strings { byKey[string.key + "\u{1}" + string.part] = string }
