@@ -259,11 +259,29 @@ final class L10nCatalogTests: XCTestCase {
         XCTAssertFalse(catalog.strings.contains { $0.key == "app_name" || $0.key == "internal_count" || $0.key == "accent" })
     }
 
-    func testAndroidIdentityAndMarkedOutput() throws {
+    /// The rewritten file is the input without its translatable="false"
+    /// resources (and the comment just before one): a locale's copy of them
+    /// is what aapt and lint warn about. Everything else stays byte for byte.
+    func testAndroidIdentityAndMarkedOutputLeaveOutUntranslatable() throws {
         let bytes = try fixture("strings.xml")
         let catalog = try Catalog(bytes: bytes, format: .android, table: "strings")
-        XCTAssertEqual(catalog.rewritten(locale: "en-XA") { $0.raw }, bytes)
+        let untranslatable = [
+            "    <!-- Name of the app, never translated -->\n    <string name=\"app_name\" translatable=\"false\">Pincer</string>\n",
+            "    <plurals name=\"internal_count\" translatable=\"false\">\n        <item quantity=\"other\">%d</item>\n    </plurals>\n",
+        ]
+        var expected = text(bytes)
+        for block in untranslatable {
+            XCTAssertTrue(expected.contains(block), "the fixture has \(block)")
+            expected = expected.replacingOccurrences(of: block, with: "")
+        }
+        let identity = text(catalog.rewritten(locale: "en-XA") { $0.raw })
+        XCTAssertEqual(identity, expected)
+        XCTAssertFalse(identity.contains("translatable"), identity)
         XCTAssertEqual(text(catalog.rewritten(locale: "en-XA", transform: mark)), text(try fixture("strings.marked.xml")))
+        // A resource sharing its line with another keeps the line; only the element goes.
+        let inline = "<resources><string name=\"a\" translatable=\"false\">A</string><string name=\"b\">B</string></resources>\n"
+        let one = try Catalog(bytes: Array(inline.utf8), format: .android, table: "strings")
+        XCTAssertEqual(text(one.rewritten(locale: "x", transform: mark)), "<resources><string name=\"b\">[B]</string></resources>\n")
     }
 
     func testAndroidErrors() {
@@ -317,8 +335,36 @@ final class L10nCatalogTests: XCTestCase {
             "fr|%d file removed|[0]=%d fichier supprimé",
             "fr|%d files removed|[1]=%d fichiers supprimés",
         ])
+        XCTAssertEqual(catalog.translations.map(\.fuzzy), [false, false, false, true, true])
+        XCTAssertEqual(catalog.translations.map(\.fewCounts), [false, false, false, true, false], "French plural=(n > 1): [0] is for 0 and 1")
+        XCTAssertEqual(catalog.strings.map(\.grammar), [.any, .c, .any, .any, .any, .c, .c, .any])
         XCTAssertEqual(catalog.translations[2].source.key, "menu\u{4}Open")
+        XCTAssertEqual(catalog.translations[2].source.displayKey, "menu|Open")
         XCTAssertEqual([catalog.translations[4].translated.line, catalog.translations[4].translated.column], [54, 12])
+    }
+
+    /// msgfmt checks a plural form strictly only when the Plural-Forms
+    /// formula picks it for at least 5 of the counts 0...1000; others (and
+    /// every form, when there is no formula) may leave arguments out.
+    func testPOPluralFormsUsedForFewCounts() throws {
+        func fewCounts(_ pluralForms: String?, forms: Int) throws -> [Bool] {
+            var po = "msgid \"\"\nmsgstr \"\"\n\"Language: xx\\n\"\n"
+            if let pluralForms { po += "\"Plural-Forms: \(pluralForms)\\n\"\n" }
+            po += "\nmsgid \"%d file\"\nmsgid_plural \"%d files\"\n"
+            for k in 0..<forms { po += "msgstr[\(k)] \"x\(k)\"\n" }
+            return try Catalog(bytes: Array(po.utf8), format: .po, table: "T").translations.map(\.fewCounts)
+        }
+        XCTAssertEqual(try fewCounts("nplurals=2; plural=(n != 1);", forms: 2), [true, false])
+        XCTAssertEqual(try fewCounts("nplurals=1; plural=0;", forms: 1), [false], "one form: nothing plural to relax")
+        XCTAssertEqual(try fewCounts("nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);", forms: 3),
+                       [true, false, false])
+        XCTAssertEqual(try fewCounts("nplurals=6; plural=n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 ? 4 : 5;",
+                                     forms: 6), [true, true, true, false, false, false])
+        XCTAssertEqual(try fewCounts("nplurals=4; plural=(n%100==1 ? 0 : n%100==2 ? 1 : n%100==3 || n%100==4 ? 2 : 3);", forms: 4),
+                       [false, false, false, false], "Slovenian: 1, 101, 201... is often")
+        XCTAssertEqual(try fewCounts(nil, forms: 2), [true, true])
+        XCTAssertEqual(try fewCounts("nplurals=2; plural=n /;", forms: 2), [true, true], "a formula that does not parse is none")
+        XCTAssertEqual(try fewCounts("nplurals=2; plural=n / 0;", forms: 2), [true, true], "nor one that divides by zero")
     }
 
     func testPOMarkedOutputSetsLanguageAndPluralForms() throws {
@@ -334,6 +380,32 @@ final class L10nCatalogTests: XCTestCase {
         XCTAssertEqual(text(catalog.rewritten(locale: "de-XA", transform: mark)),
                        "msgid \"\"\nmsgstr \"\"\n\"Project-Id-Version: x\\n\"\n\"Language-Team: none\\n\"\n\"Language: de-XA\\n\"\n"
                        + "\"Content-Type: text/plain; charset=UTF-8\\n\"\n\nmsgid \"a\\nb\"\nmsgstr \"\"\n\"[a\\n\"\n\"b]\"\n")
+    }
+
+    /// What a .pot leaves open is set for the file written: the charset is
+    /// UTF-8, Plural-Forms fits the plural entries, and entries lose
+    /// "fuzzy" (other flags stay; a line left empty goes).
+    func testPOTemplateHeaderIsCompletedAndFuzzyCleared() throws {
+        let pot = "#, fuzzy\nmsgid \"\"\nmsgstr \"\"\n\"Language: \\n\"\n\"MIME-Version: 1.0\\n\"\n"
+            + "\"Content-Type: text/plain; charset=CHARSET\\n\"\n\"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n\"\n\n"
+            + "#, fuzzy, c-format\nmsgid \"%d file\"\nmsgid_plural \"%d files\"\nmsgstr[0] \"\"\nmsgstr[1] \"\"\n\n"
+            + "#: a.c:1\n#, fuzzy\n#| msgid \"Old\"\nmsgid \"New\"\nmsgstr \"\"\n"
+        let catalog = try Catalog(bytes: Array(pot.utf8), format: .po, table: "T")
+        XCTAssertEqual(text(catalog.rewritten(locale: "en-XA", transform: mark)),
+                       "#, fuzzy\nmsgid \"\"\nmsgstr \"\"\n\"Language: en-XA\\n\"\n\"MIME-Version: 1.0\\n\"\n"
+                       + "\"Content-Type: text/plain; charset=UTF-8\\n\"\n\"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"\n\n"
+                       + "#, c-format\nmsgid \"%d file\"\nmsgid_plural \"%d files\"\nmsgstr[0] \"[%d file]\"\nmsgstr[1] \"[%d files]\"\n\n"
+                       + "#: a.c:1\n#| msgid \"Old\"\nmsgid \"New\"\nmsgstr \"[New]\"\n")
+        // A header without the fields gets them; one that has them right keeps them.
+        let bare = try Catalog(bytes: Array("msgid \"\"\nmsgstr \"\"\n\nmsgid \"a\"\nmsgid_plural \"b\"\nmsgstr[0] \"\"\nmsgstr[1] \"\"\nmsgstr[2] \"\"\n".utf8),
+                               format: .po, table: "T")
+        XCTAssertEqual(text(bare.rewritten(locale: "x") { $0.raw }),
+                       "msgid \"\"\nmsgstr \"\"\n\"Language: x\\n\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n"
+                       + "\"Plural-Forms: nplurals=3; plural=(n != 1);\\n\"\n\nmsgid \"a\"\nmsgid_plural \"b\"\nmsgstr[0] \"a\"\nmsgstr[1] \"b\"\nmsgstr[2] \"b\"\n")
+        let fixture = try load("messages.po", .po, table: "messages")
+        let output = text(fixture.rewritten(locale: "en-XA") { $0.raw })
+        XCTAssertTrue(output.contains("\"Content-Type: text/plain; charset=UTF-8\\n\"\n\"Content-Transfer-Encoding: 8bit\\n\"\n"
+                                      + "\"Plural-Forms: nplurals=2; plural=(n > 1);\\n\"\n"), output)
     }
 
     func testPOKeepsCRLFAndOneLineTrailingNewline() throws {

@@ -140,7 +140,7 @@ final class L10nPluginTests: XCTestCase {
                 XCTAssertEqual(pairs.count, source.strings.count, "\(name): every msgid got a msgstr")
             case .xcstrings:
                 pairs = pseudo.translations.filter { $0.language == "ar-XB" }.map { ($0.source, $0.translated) }
-                XCTAssertFalse(pairs.isEmpty, "\(name): the pseudo-locale was added")
+                XCTAssertEqual(pairs.count, source.strings.count, "\(name): the pseudo-locale has every string")
             default:
                 XCTAssertEqual(pseudo.strings.map(\.key), source.strings.map(\.key), name)
                 pairs = Array(zip(source.strings, pseudo.strings))
@@ -149,18 +149,24 @@ final class L10nPluginTests: XCTestCase {
                 let scanner = PlaceholderScanner(style: original.style)
                 XCTAssertEqual(scanner.placeholders(transformed.raw).map(\.text), scanner.placeholders(original.raw).map(\.text),
                                "\(name) \(original.key) \(original.part)")
-                if original.raw.count > 1 { XCTAssertNotEqual(transformed.raw, original.raw, "\(name) \(original.key)") }
+                // Empty and one-character strings are left alone; every other one changes.
+                if original.raw.count > 1 {
+                    XCTAssertNotEqual(transformed.raw, original.raw, "\(name) \(original.key)")
+                } else {
+                    XCTAssertEqual(transformed.raw, original.raw, "\(name) \(original.key)")
+                }
             }
-            // Twice is once: the output of the output is the output.
-            if format != .po && format != .xcstrings {
-                let again = "\(dir)/again-\(name)"
-                _ = try app.json("l10n.catalog", output, again, "all")
-                XCTAssertEqual(Array(try Data(contentsOf: URL(fileURLWithPath: again))), outBytes, "\(name): a second pass changed it")
-            }
+            // Twice is once: the output of the output is the output (a .po
+            // gets its msgstr from the msgid again, an .xcstrings its
+            // pseudo-locale replaced by the same).
+            let again = "\(dir)/again-\(name)"
+            _ = try app.json("l10n.catalog", output, again, "all")
+            XCTAssertEqual(String(decoding: try Data(contentsOf: URL(fileURLWithPath: again)), as: UTF8.self),
+                           String(decoding: outBytes, as: UTF8.self), "\(name): a second pass changed it")
         }
     }
 
-    func testCheckListsPlaceholdersATranslatorBroke() throws {
+    func testCheckFailsListingPlaceholdersATranslatorBroke() throws {
         let app = AppHost(withApp: false)
         let dir = Fixture.temporaryDirectory("pincer-l10n-check")
         try Data("""
@@ -174,10 +180,98 @@ final class L10nPluginTests: XCTestCase {
             "greeting" = "Hallo";
 
             """.utf8).write(to: URL(fileURLWithPath: "\(dir)/de.strings"))
-        let report = try app.json("l10n.check", "\(dir)/Localizable.strings", "\(dir)/de.strings")
-        let issues = report["issues"]?.arrayValue ?? []
-        let found = issues.map { "\($0["key"]?.stringValue ?? ""):\($0["kind"]?.stringValue ?? "")" }
-        XCTAssertEqual(found.sorted(), ["gap:positional-gap", "greeting:missing", "sent:type-mismatch"], "\(issues)")
-        XCTAssertEqual(report["checked"]?.int64Value, 5)
+        let message = app.failure("l10n.check", "\(dir)/Localizable.strings", "\(dir)/de.strings")
+        XCTAssertEqual(message, """
+            3 placeholder problems in 3 of 3 messages:
+            \(dir)/Localizable.strings:3:10: "gap": argument 2 of 3 never used
+            \(dir)/de.strings:1:11: "sent" (de): argument 2 is int (ll) in the source but int here
+            \(dir)/de.strings:2:15: "greeting" (de): {name} is missing
+            """)
+
+        // Through the shell: exit 1, the problems on standard error; with
+        // --json the report first (one line), then the failure object.
+        let state = Fixture.temporaryDirectory("pincer-l10n-check-state")
+        let text = try Fixture.pincer(["run", "l10n.check", "\(dir)/Localizable.strings", "\(dir)/de.strings"], stateDir: state)
+        XCTAssertEqual(text.status, 1, text.stderr)
+        XCTAssertTrue(text.stderr.contains("l10n.check: 3 placeholder problems in 3 of 3 messages:\n"), text.stderr)
+        XCTAssertTrue(text.stderr.contains("\"greeting\" (de): {name} is missing"), text.stderr)
+        let json = try Fixture.pincer(["--json", "run", "l10n.check", "\(dir)/Localizable.strings", "\(dir)/de.strings"],
+                                      stateDir: state)
+        XCTAssertEqual(json.status, 1, json.stderr)
+        let lines = json.stdout.split(separator: "\n").map { try? JSON.parse(String($0)) }
+        XCTAssertEqual(lines.count, 2, json.stdout)
+        let report = try XCTUnwrap(lines.first ?? nil, json.stdout)
+        XCTAssertEqual(report["checked"]?.int64Value, 3)
+        XCTAssertEqual(report["problems"]?.int64Value, 3)
+        XCTAssertEqual(report["translation"]?.stringValue, "\(dir)/de.strings")
+        let found = (report["issues"]?.arrayValue ?? []).map {
+            "\($0["file"]?.stringValue == "\(dir)/de.strings" ? "de" : "base"):\($0["key"]?.stringValue ?? ""):\($0["kind"]?.stringValue ?? "")"
+                + ":\($0["line"]?.int64Value ?? 0):\($0["column"]?.int64Value ?? 0)"
+        }
+        XCTAssertEqual(found, ["base:gap:positional-gap:3:10", "de:sent:type-mismatch:1:11", "de:greeting:missing:2:15"])
+        let failure = try XCTUnwrap(lines.last ?? nil, json.stdout)
+        XCTAssertEqual(failure["ok"]?.boolValue, false)
+        XCTAssertEqual(failure["command"]?.stringValue, "l10n.check")
+        XCTAssertEqual(failure["error"]?.stringValue, message)
+
+        // Nothing broken: exit 0, the same report with no issues.
+        try Data("\"sent\" = \"%2$lld Dateien von %1$@\";\n\"greeting\" = \"Hallo {name}\";\n".utf8)
+            .write(to: URL(fileURLWithPath: "\(dir)/fixed.strings"))
+        try Data("\"sent\" = \"%1$@ sent %2$lld files\";\n\"greeting\" = \"Hello {name}\";\n".utf8)
+            .write(to: URL(fileURLWithPath: "\(dir)/Base.strings"))
+        let clean = try Fixture.pincer(["--json", "run", "l10n.check", "\(dir)/Base.strings", "\(dir)/fixed.strings"], stateDir: state)
+        XCTAssertEqual(clean.status, 0, clean.stdout + clean.stderr)
+        let result = try JSON.parse(clean.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        XCTAssertEqual(result["ok"]?.boolValue, true)
+        XCTAssertEqual(result["result"]?["checked"]?.int64Value, 2)
+        XCTAssertEqual(result["result"]?["problems"]?.int64Value, 0)
+        XCTAssertEqual(result["result"]?["issues"]?.arrayValue?.count, 0)
+    }
+
+    /// A .po beside its template: the .po's own translations are checked
+    /// (its msgids are the template's, so comparing those would find nothing).
+    func testCheckAPOBesideItsTemplate() throws {
+        let app = AppHost(withApp: false)
+        let dir = Fixture.temporaryDirectory("pincer-l10n-pot")
+        try Data("msgid \"\"\nmsgstr \"\"\n\n#, python-format\nmsgid \"Hello %(name)s\"\nmsgstr \"\"\n".utf8)
+            .write(to: URL(fileURLWithPath: "\(dir)/app.pot"))
+        try Data("msgid \"\"\nmsgstr \"\"\n\"Language: de\\n\"\n\n#, python-format\nmsgid \"Hello %(name)s\"\nmsgstr \"Hallo %(user)s\"\n".utf8)
+            .write(to: URL(fileURLWithPath: "\(dir)/de.po"))
+        XCTAssertEqual(app.failure("l10n.check", "\(dir)/app.pot", "\(dir)/de.po"), """
+            2 placeholder problems in 1 of 1 messages:
+            \(dir)/de.po:7:9: "Hello %(name)s" (de): %(name) is missing
+            \(dir)/de.po:7:9: "Hello %(name)s" (de): %(user) is not in the source
+            """)
+    }
+
+    /// The count is of messages: a .po message with a translation, or with
+    /// plural forms, is one message however many strings it has.
+    func testCheckCountsMessages() throws {
+        let app = AppHost(withApp: false)
+        let dir = Fixture.temporaryDirectory("pincer-l10n-count")
+        let po = "\(dir)/de.po"
+        try Data("""
+            msgid ""
+            msgstr ""
+            "Language: de\\n"
+            "Plural-Forms: nplurals=2; plural=(n != 1);\\n"
+
+            #, c-format
+            msgid "Hello %s"
+            msgstr "Hallo %s"
+
+            #, c-format
+            msgid "%d file"
+            msgid_plural "%d files"
+            msgstr[0] "%d Datei"
+            msgstr[1] "%d Dateien"
+
+            """.utf8).write(to: URL(fileURLWithPath: po))
+        let report = try app.json("l10n.check", po)
+        XCTAssertEqual(report["checked"]?.int64Value, 2, report.serialized())
+        XCTAssertEqual(report["problems"]?.int64Value, 0, report.serialized())
+        // The fixture: 7 messages (the header is none, the obsolete one is a comment).
+        let fixture = try app.json("l10n.check", "\(Fixture.packageRoot)/Tests/Fixtures/l10n/messages.po")
+        XCTAssertEqual(fixture["checked"]?.int64Value, 7, fixture.serialized())
     }
 }

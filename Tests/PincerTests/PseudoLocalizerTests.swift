@@ -142,7 +142,7 @@ final class PseudoLocalizerTests: XCTestCase {
             ("%+08.3Lf %hhd %zu %tx %jd %qd %#x %'d %C %S %p %a %E %G", .none,
              ["%+08.3Lf", "%hhd", "%zu", "%tx", "%jd", "%qd", "%#x", "%'d", "%C", "%S", "%p", "%a", "%E", "%G"]),
             ("You have %#@count@ in %1$#@folders@", .none, ["%#@count@", "%1$#@folders@"]),
-            ("Hello %(name)s, %(count)d left", .none, ["%(name)s", "%(count)d"]),
+            ("Hello %(name)s, %(count)d left, %(raw)r %r", .none, ["%(name)s", "%(count)d", "%(raw)r", "%r"]),
             ("Hi {name}, see {{mustache}}", .none, ["{name}", "{{mustache}}"]),
             ("{count, plural, one {# file for {owner}} other {# files for {owner}}} left", .none,
              ["{count, plural, one {", "#", "{owner}", "} other {", "#", "{owner}", "}}"]),
@@ -174,6 +174,28 @@ final class PseudoLocalizerTests: XCTestCase {
                        #"Ĥî <xliff:g id="brand">Pincer</xliff:g> <![CDATA[<b>ɓöļð</b>]]>"#)
         // Without a backslash style, "\n" is text: the n is accented.
         XCTAssertEqual(accented.transform(#"a\n"#).text, "å\\ñ")
+    }
+
+    /// Newlines at either end stay there (gettext wants msgid and msgstr to
+    /// begin and end alike); an escaped backslash before an n is no newline.
+    func testNewlinesAtTheEndsStayOutsideTheMarkers() {
+        let marked = PseudoLocalizer(modes: [.boundaries, .lengthened])
+        let po = marked.transform(#"\nTwo\nlines\n"#, style: .backslash).text
+        XCTAssertTrue(po.hasPrefix(#"\n[\#u{2060}Two\nlines"#), po)
+        XCTAssertTrue(po.hasSuffix("\u{2060}]" + #"\n"#), po)
+        XCTAssertEqual(marked.transform(po, style: .backslash).text, po, "twice is once")
+        XCTAssertEqual(PseudoLocalizer(modes: [.boundaries]).transform(#"a\\n"#, style: .backslash).text, "[\u{2060}" + #"a\\n"# + "\u{2060}]")
+        XCTAssertEqual(PseudoLocalizer(modes: [.boundaries]).transform("Hi\r\n").text, "[\u{2060}Hi\u{2060}]\r\n")
+        XCTAssertEqual(PseudoLocalizer(modes: [.boundaries]).transform(#"\n\n"#, style: .backslash).text, #"\n\n"#, "only newlines: left alone")
+    }
+
+    /// Keys mode writes the key (read unescaped) in the file's escaping.
+    func testKeysAreEscapedForTheFile() {
+        let keys = PseudoLocalizer(modes: [.showKeys])
+        XCTAssertEqual(keys.transform("x y", style: .backslash, key: "say \"hi\"\tnow\n\\", table: "T").text, #"T:say \"hi\"\tnow\n\\"#)
+        XCTAssertEqual(keys.transform("x y", style: .android, key: "a&b's <i>", table: "T").text, #"T:a&amp;b\'s &lt;i&gt;"#)
+        XCTAssertEqual(keys.transform("x y", style: .xml, key: "Tom & Jerry", table: "T").text, "T:Tom &amp; Jerry")
+        XCTAssertEqual(keys.transform("x y", style: .none, key: "a\"b", table: "T").text, "T:a\"b")
     }
 
     func testTwiceIsOnce() {
@@ -232,6 +254,46 @@ final class PseudoLocalizerTests: XCTestCase {
         XCTAssertEqual(PlaceholderCheck.check("%1$@ and %3$@", style: .none).map(\.kind.rawValue), ["positional-gap"])
         XCTAssertEqual(PlaceholderCheck.check("%1$@ and %@", style: .none).map(\.kind.rawValue), ["mixed"])
         XCTAssertEqual(PlaceholderCheck.check("Text: %1$@; %1$ld.", style: .none).map(\.kind.rawValue), ["type-mismatch"])
+    }
+
+    /// Python's %(name)s is its own kind and is compared by name: a renamed
+    /// one is one missing and one extra, wherever it stands.
+    func testPythonNamedPlaceholdersAreComparedByName() {
+        XCTAssertEqual(PlaceholderScanner().placeholders("Hi %(name)s and %s %(n)-5.2f").map(\.kind), [.named, .printf, .named])
+        func kinds(_ source: String, _ translation: String, _ grammar: PlaceholderCheck.Grammar = .any) -> [String] {
+            PlaceholderCheck.compare(source: source, translation: translation, style: .none, grammar: grammar).map(\.kind.rawValue)
+        }
+        XCTAssertEqual(kinds("Hello %(name)s", "Hallo %(user)s"), ["missing", "extra"])
+        XCTAssertEqual(kinds("Hello %(name)s", "Hallo %(user)s", .python), ["missing", "extra"])
+        XCTAssertEqual(kinds("%(a)s and %(b)s", "%(b)s und %(a)s", .python), [])
+        XCTAssertEqual(kinds("%(n)s", "%(n)d", .python), ["type-mismatch"])
+        // Python's classes: %d and %x are both integers, %s and %r both any object; C tells them apart.
+        XCTAssertEqual(kinds("%(n)d %(v)s", "%(n)x %(v)r", .python), [])
+        XCTAssertEqual(kinds("%d", "%x", .python), [])
+        XCTAssertEqual(kinds("%d", "%x", .c), ["type-mismatch"])
+        XCTAssertEqual(kinds("%(a)s", "%(a)s %s", .python), ["mixed", "extra"])
+        XCTAssertEqual(kinds("%s", "%1$s", .python), ["invalid", "missing"])
+        // Each grammar reads only its own placeholders.
+        XCTAssertEqual(kinds("Hi {name} %s", "Hallo {user} %s", .c), [])
+        XCTAssertEqual(kinds("Hi {name} %s", "Hallo {user} %d", .pythonBrace), ["missing", "extra"])
+        XCTAssertEqual(kinds("100%d", "100%s", .literal), [])
+        // A plural form used for few counts may leave arguments out, not add them.
+        XCTAssertEqual(PlaceholderCheck.compare(source: "%d file", translation: "eine Datei", style: .none, grammar: .c, relaxed: true), [])
+        XCTAssertEqual(PlaceholderCheck.compare(source: "%d file", translation: "eine Datei", style: .none, grammar: .c).map(\.kind), [.missing])
+        XCTAssertEqual(PlaceholderCheck.compare(source: "%d file", translation: "%d Datei %s", style: .none, grammar: .c,
+                                                relaxed: true).map(\.kind), [.extra])
+        XCTAssertEqual(PlaceholderCheck.compare(source: "%(n)d file", translation: "eine Datei", style: .none, grammar: .python,
+                                                relaxed: true), [])
+    }
+
+    func testGrammarFromPOFlags() {
+        XCTAssertEqual(PlaceholderCheck.Grammar(poFlags: ["fuzzy", "python-format"]), .python)
+        XCTAssertEqual(PlaceholderCheck.Grammar(poFlags: ["c-format"]), .c)
+        XCTAssertEqual(PlaceholderCheck.Grammar(poFlags: ["python-brace-format"]), .pythonBrace)
+        XCTAssertEqual(PlaceholderCheck.Grammar(poFlags: ["no-c-format"]), .literal)
+        XCTAssertEqual(PlaceholderCheck.Grammar(poFlags: ["no-c-format", "java-format"]), .any)
+        XCTAssertEqual(PlaceholderCheck.Grammar(poFlags: ["fuzzy"]), .any)
+        XCTAssertEqual(PlaceholderCheck.Grammar(poFlags: []), .any)
     }
 
     /// Every combination of the four text modes.

@@ -35,7 +35,7 @@ public struct Catalog: Sendable {
             }
             strings = parsed.strings
             translations = []
-            storage = .spliced(text, parsed.slots)
+            storage = .spliced(text, parsed.slots, removals: parsed.removals)
         case .po:
             let text = try SourceText(bytes: bytes)
             let parsed = try POFile.parse(text, table: table)
@@ -67,15 +67,17 @@ public struct Catalog: Sendable {
 
     /// The pseudo-localised catalog: `transform` gets each entry of `strings`
     /// and returns its new text, already escaped for the string's style.
+    /// Android's untranslatable resources are left out.
     public func rewritten(locale: String, transform: (CatalogString) -> String) -> [UInt8] {
         switch storage {
-        case .spliced(let text, let slots):
+        case .spliced(let text, let slots, let removals):
             var edits: [TextEdit] = []
-            edits.reserveCapacity(slots.count)
+            edits.reserveCapacity(slots.count + removals.count)
             for (string, slot) in zip(strings, slots) {
                 let new = transform(string)
                 edits.append(slot.edit(newText: new, oldText: string.raw))
             }
+            edits += removals.map { TextEdit(range: $0, text: "") }
             return text.encodedApplying(edits)
         case .po(let file):
             return file.rewritten(strings: strings, locale: locale, transform: transform)
@@ -86,8 +88,8 @@ public struct Catalog: Sendable {
 }
 
 enum CatalogStorage: Sendable {
-    /// The text and, for each string, where its value sits.
-    case spliced(SourceText, [ValueSlot])
+    /// The text, for each string where its value sits, and what is left out.
+    case spliced(SourceText, [ValueSlot], removals: [Range<Int>])
     case po(POFile)
     case xcstrings(XCStringsFile)
 }
@@ -567,4 +569,6 @@ struct CatalogSplicer {
 struct SplicedParse {
     var strings: [CatalogString]
     var slots: [ValueSlot]
+    /// Text the rewritten file leaves out (Android's untranslatable resources).
+    var removals: [Range<Int>] = []
 }

@@ -1,7 +1,9 @@
 // Android `res/values/strings.xml`: <resources> holding <string name>,
 // <plurals name> of <item quantity> and <string-array name> of <item>.
 // Values are the raw inner XML (`EscapeStyle.android`): markup, entities and
-// CDATA sections as they stand. translatable="false" resources are skipped.
+// CDATA sections as they stand. translatable="false" resources are not
+// listed and are left out of the rewritten file, with the comment just
+// before them: a locale's copy of them is what aapt and lint warn about.
 
 enum AndroidFile {
     typealias Parsed = SplicedParse
@@ -14,6 +16,8 @@ enum AndroidFile {
         }
         var parsed = Parsed(strings: [], slots: [])
         var pendingComment: String?
+        /// Where the comment just before the next element starts.
+        var pendingCommentStart: Int?
 
         func add(_ e: XMLElement, key: String, part: String, comment: String?, into parsed: inout Parsed) {
             let pos = t.position(e.content.lowerBound)
@@ -30,8 +34,9 @@ enum AndroidFile {
         for child in root.children {
             let e: XMLElement
             switch child {
-            case .comment(_, let text):
+            case .comment(let range, let text):
                 pendingComment = text
+                pendingCommentStart = range.lowerBound
                 continue
             case .text(let r):
                 if let k = r.first(where: { !Ch.isSpace(t.s[$0].value) }) {
@@ -45,13 +50,17 @@ enum AndroidFile {
             case .element(let element):
                 e = element
             }
-            let comment = pendingComment
+            let comment = pendingComment, commentStart = pendingCommentStart
             pendingComment = nil
+            pendingCommentStart = nil
             guard e.name == "string" || e.name == "plurals" || e.name == "string-array" else { continue }
             guard let name = e.attribute("name")?.value else {
                 throw t.error(at: e.start, "<\(e.name)> has no name attribute")
             }
-            if e.attribute("translatable")?.value == "false" { continue }
+            if e.attribute("translatable")?.value == "false" {
+                parsed.removals.append(wholeLines(t, from: commentStart ?? e.start, to: e.end))
+                continue
+            }
             switch e.name {
             case "string":
                 add(e, key: name, part: "", comment: comment, into: &parsed)
@@ -108,6 +117,21 @@ enum AndroidFile {
             }
         }
         return parsed
+    }
+
+    /// `start..<end` widened to the blanks before it on its first line and
+    /// to the end of its last line, newline included, when nothing else
+    /// shares those lines; else `start..<end` itself.
+    static func wholeLines(_ t: SourceText, from start: Int, to end: Int) -> Range<Int> {
+        var lo = start
+        while lo > 0, t[lo - 1] == Ch.space || t[lo - 1] == Ch.tab { lo -= 1 }
+        var hi = end
+        while hi < t.count, t[hi] == Ch.space || t[hi] == Ch.tab { hi += 1 }
+        let startsLine = lo == 0 || t[lo - 1] == Ch.lf || t[lo - 1] == Ch.cr
+        guard startsLine, hi == t.count || t[hi] == Ch.lf || t[hi] == Ch.cr else { return start..<end }
+        if hi < t.count, t[hi] == Ch.cr { hi += 1 }
+        if hi < t.count, t[hi] == Ch.lf { hi += 1 }
+        return lo..<hi
     }
 }
 

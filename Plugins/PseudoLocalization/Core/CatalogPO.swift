@@ -18,6 +18,8 @@ struct POFile: Sendable {
         var translatorComments: [String] = []
         var extractedComments: [String] = []
         var flags: [String] = []
+        /// Each `#,` line, from the "#" to the end of the line.
+        var flagLines: [Range<Int>] = []
         var context: Value?
         var msgid: Value?
         var plural: Value?
@@ -60,6 +62,8 @@ extension POFile {
         var strings: [CatalogString] = []
         var translations: [CatalogTranslation] = []
         var stringEntries: [(entry: Int, plural: Bool)] = []
+        /// Translations of plural entries with several forms: index and form.
+        var pluralForms: [(translation: Int, form: Int)] = []
         var file = POFile(text: t, entries: entries, header: nil, stringEntries: [])
 
         for (n, entry) in entries.enumerated() {
@@ -79,10 +83,11 @@ extension POFile {
             var comments = entry.translatorComments
             comments += entry.extractedComments
             let comment = comments.isEmpty ? nil : comments.joined(separator: "\n")
+            let grammar = PlaceholderCheck.Grammar(poFlags: entry.flags)
             func string(_ v: Value, part: String) -> CatalogString {
                 let pos = t.position(file.start(v))
                 return CatalogString(key: key, table: table, raw: file.raw(v), style: .backslash, part: part,
-                                     comment: comment, line: pos.line, column: pos.column)
+                                     comment: comment, line: pos.line, column: pos.column, grammar: grammar)
             }
             let source = string(msgid, part: "")
             strings.append(source)
@@ -99,12 +104,19 @@ extension POFile {
                 let translated = string(msgstr, part: entry.isPlural ? "[\(k)]" : "")
                 if translated.raw.isEmpty { continue }
                 translations.append(CatalogTranslation(language: "", source: k == 0 ? source : pluralSource ?? source,
-                                                       translated: translated))
+                                                       translated: translated, fuzzy: entry.flags.contains("fuzzy")))
+                if entry.isPlural && entry.msgstr.count > 1 { pluralForms.append((translations.count - 1, k)) }
             }
         }
         file = POFile(text: t, entries: entries, header: header, stringEntries: stringEntries)
         if let header, let language = file.headerField("Language", in: entries[header]), !language.isEmpty {
             for k in translations.indices { translations[k].language = language }
+        }
+        // msgfmt checks a plural form strictly only when the formula uses it
+        // often; without a formula it checks none strictly.
+        let often = header.flatMap { file.headerField("Plural-Forms", in: entries[$0]) }.flatMap(PluralForms.init(header:))?.often
+        for (index, form) in pluralForms {
+            translations[index].fewCounts = !(often.map { form < $0.count && $0[form] } ?? false)
         }
         return Parsed(file: file, strings: strings, translations: translations)
     }
@@ -198,13 +210,16 @@ extension POFile {
             if place.plural { newPlural[place.entry] = value } else { newID[place.entry] = value }
         }
         var w = CatalogSplicer(text, extra: strings.count * 8)
+        // How many msgstr[n] the plural entries have: what Plural-Forms must say.
+        let pluralForms = entries.lazy.filter(\.isPlural).map(\.msgstr.count).max()
         for (n, entry) in entries.enumerated() {
             guard let first = entry.msgstr.first, let last = entry.msgstr.last else { continue }
             if n == header {
-                for edit in headerEdits(entry, locale: locale, nl: nl) { w.replace(edit.range, with: edit.text) }
+                for edit in headerEdits(entry, locale: locale, pluralForms: pluralForms, nl: nl) { w.replace(edit.range, with: edit.text) }
                 continue
             }
             guard let id = newID[n] else { continue }
+            for edit in clearingFuzzy(entry) { w.replace(edit.range, with: edit.text) }
             w.copy(to: first.keywordStart)
             if entry.isPlural {
                 for k in entry.msgstr.indices {
@@ -264,15 +279,33 @@ extension POFile {
         }
     }
 
-    /// The header's Language field set to `locale` (added when missing).
-    func headerEdits(_ entry: Entry, locale: String, nl: String) -> [TextEdit] {
+    /// The header made true of the file written: Language set to `locale`;
+    /// Content-Type's charset UTF-8 (what is written); and, when the file
+    /// has plural entries and no Plural-Forms formula that fits them (a
+    /// .pot's "nplurals=INTEGER; plural=EXPRESSION;"), English's. Each field
+    /// is replaced where it is, or added (after `after`, else at the end).
+    func headerEdits(_ entry: Entry, locale: String, pluralForms: Int?, nl: String) -> [TextEdit] {
+        var edits = [fieldEdit(entry, "Language", value: locale, after: "Language-Team", nl: nl)]
+        let contentType = headerField("Content-Type", in: entry)
+        if contentType.map({ !$0.lowercased().replacingSpaces().contains("charset=utf-8") }) ?? true {
+            edits.append(fieldEdit(entry, "Content-Type", value: "text/plain; charset=UTF-8", after: "MIME-Version", nl: nl))
+        }
+        if let forms = pluralForms, headerField("Plural-Forms", in: entry).flatMap(PluralForms.init(header:))?.count != forms {
+            let formula = forms == 1 ? "nplurals=1; plural=0;" : "nplurals=\(forms); plural=(n != 1);"
+            edits.append(fieldEdit(entry, "Plural-Forms", value: formula, after: "Content-Transfer-Encoding", nl: nl))
+        }
+        return edits.sorted { $0.range.lowerBound < $1.range.lowerBound }
+    }
+
+    /// The edit setting header field `name` to `value` (escaped here).
+    func fieldEdit(_ entry: Entry, _ name: String, value: String, after: String, nl: String) -> TextEdit {
         var escaped = ""
-        for c in locale.unicodeScalars {
+        for c in value.unicodeScalars {
             if c == "\"" || c == "\\" { escaped += "\\" }
             escaped.unicodeScalars.append(c)
         }
-        let field = Array("Language:".unicodeScalars)
-        guard let msgstr = entry.msgstr.first else { return [] }
+        let field = Array((name + ":").unicodeScalars)
+        let msgstr = entry.msgstr[0]
         for r in msgstr.segments {
             // A field starts at the start of a segment or after a "\n" escape.
             var i = r.lowerBound
@@ -283,7 +316,7 @@ extension POFile {
                     while end < r.upperBound && !(text[end] == Ch.backslash && text[end + 1] == 0x6E) {
                         end += text[end] == Ch.backslash ? 2 : 1
                     }
-                    return [TextEdit(range: i..<min(end, r.upperBound), text: "Language: " + escaped)]
+                    return TextEdit(range: i..<min(end, r.upperBound), text: name + ": " + escaped)
                 }
                 atFieldStart = false
                 if text[i] == Ch.backslash {
@@ -294,17 +327,37 @@ extension POFile {
                 }
             }
         }
-        // No Language field: add one after Language-Team, or at the end.
+        // Not there: a line of its own after `after`, or at the end.
         let rawSegments = msgstr.segments.map { text.string($0) }
-        var after = msgstr.segments.count - 1
-        if let team = rawSegments.firstIndex(where: { $0.hasPrefix("Language-Team:") && $0.hasSuffix("\\n") }) {
-            after = team
+        var at = msgstr.segments.count - 1
+        if let previous = rawSegments.firstIndex(where: { $0.hasPrefix(after + ":") && $0.hasSuffix("\\n") }) {
+            at = previous
         }
-        let needsNewline = !rawSegments[after].isEmpty && !rawSegments[after].hasSuffix("\\n")
-        let insertAt = msgstr.segments[after].upperBound + 1
-        return [TextEdit(range: insertAt..<insertAt,
-                         text: nl + entry.indent + "\"" + (needsNewline ? "\\n" : "") + "Language: " + escaped + "\\n\"")]
+        let needsNewline = !rawSegments[at].isEmpty && !rawSegments[at].hasSuffix("\\n")
+        let insertAt = msgstr.segments[at].upperBound + 1
+        return TextEdit(range: insertAt..<insertAt,
+                        text: nl + entry.indent + "\"" + (needsNewline ? "\\n" : "") + name + ": " + escaped + "\\n\"")
     }
+
+    /// An entry's `#,` lines without "fuzzy": a pseudo-translation is made
+    /// from the msgid, so it is exact, and gettext leaves fuzzy ones out.
+    /// A line left with no flags goes, newline included.
+    func clearingFuzzy(_ entry: Entry) -> [TextEdit] {
+        entry.flagLines.compactMap { line in
+            let flags = text.string(line).dropFirst(2).split(separator: ",").map { String($0).trimmedSpaces }.filter { !$0.isEmpty }
+            guard flags.contains("fuzzy") else { return nil }
+            let kept = flags.filter { $0 != "fuzzy" }
+            if !kept.isEmpty { return TextEdit(range: line, text: "#, " + kept.joined(separator: ", ")) }
+            var end = line.upperBound
+            if end < text.count, text[end] == Ch.cr { end += 1 }
+            if end < text.count, text[end] == Ch.lf { end += 1 }
+            return TextEdit(range: line.lowerBound..<end, text: "")
+        }
+    }
+}
+
+private extension String {
+    func replacingSpaces() -> String { String(unicodeScalars.filter { $0 != " " && $0 != "\t" }) }
 }
 
 /// Reads the entries of a .po file line by line.
@@ -399,6 +452,7 @@ private struct POReader {
                 case 0x2C: // #,
                     let body = t.string(min(i + 2, end)..<end)
                     entry.flags += body.split(separator: ",").map { String($0).trimmedSpaces }.filter { !$0.isEmpty }
+                    entry.flagLines.append(i..<end)
                 case 0x3A, 0x7C, 0x7E: break // #: #| #~
                 default:
                     if kind == Ch.space || kind == Ch.tab || kind == Ch.lf || kind == Ch.cr || i + 1 >= t.count {

@@ -34,6 +34,10 @@ public struct CatalogString: Sendable, Equatable {
     /// The key (`.strings` key, stringsdict dictionary key, xcstrings key,
     /// Android `name`, `.po` msgid with its msgctxt as "ctxt\u{4}msgid").
     public var key: String
+    /// The key as a person reads it: a `.po` msgctxt and msgid as "ctxt|msgid".
+    public var displayKey: String {
+        key.split(separator: "\u{4}", omittingEmptySubsequences: false).joined(separator: "|")
+    }
     /// The table: the file's base name (`Localizable` for `Localizable.strings`).
     public var table: String
     /// The text, escaped as in the file (`style`).
@@ -49,9 +53,12 @@ public struct CatalogString: Sendable, Equatable {
     /// 1-based line and column of the text's first byte in the file.
     public var line: Int
     public var column: Int
+    /// Which placeholders the code formatting it reads: a `.po` entry's
+    /// format flag (c-format, python-format...), `.any` elsewhere.
+    public var grammar: PlaceholderCheck.Grammar
 
     public init(key: String, table: String, raw: String, style: EscapeStyle, part: String = "",
-                comment: String? = nil, line: Int = 0, column: Int = 0) {
+                comment: String? = nil, line: Int = 0, column: Int = 0, grammar: PlaceholderCheck.Grammar = .any) {
         self.key = key
         self.table = table
         self.raw = raw
@@ -60,6 +67,7 @@ public struct CatalogString: Sendable, Equatable {
         self.comment = comment
         self.line = line
         self.column = column
+        self.grammar = grammar
     }
 }
 
@@ -85,10 +93,20 @@ public struct CatalogTranslation: Sendable, Equatable {
     public var language: String
     public var source: CatalogString
     public var translated: CatalogString
+    /// A `.po` plural form the Plural-Forms formula picks for fewer than 5
+    /// of the counts 0...1000 (msgstr[0] with `plural=(n != 1)`): as for
+    /// msgfmt, it may leave arguments out ("eine Datei" for "%d file").
+    public var fewCounts: Bool
+    /// A `.po` translation marked fuzzy: gettext does not use it (msgfmt
+    /// leaves it out and does not check it) until a translator confirms it.
+    public var fuzzy: Bool
 
-    public init(language: String, source: CatalogString, translated: CatalogString) {
+    public init(language: String, source: CatalogString, translated: CatalogString, fewCounts: Bool = false,
+                fuzzy: Bool = false) {
         self.language = language
         self.source = source
         self.translated = translated
+        self.fewCounts = fewCounts
+        self.fuzzy = fuzzy
     }
 }

@@ -4,22 +4,27 @@
 /// syntax is ASCII, and a byte of a multi-byte scalar never matches one.
 ///
 /// Recognised, in this order at each position:
-/// - escapes of the string's `EscapeStyle` (`\n`, `\U2192`, `&amp;`...);
+/// - escapes of the string's `EscapeStyle` (`\n`, `\U2192`, and in XML
+///   files entities: `&amp;`...);
 /// - printf specifiers in Apple's grammar: `%` [`n$`] [flags `-+ #0'`]
 ///   [width: digits, `*` or `*n$`] [`.` precision, the same] [length `hh h l
-///   ll q L z t j`] conversion (`@ d D i u U x X o O f F e E g G c C s S p a A`),
-///   and `%%`; Python's `%(name)s`; stringsdict variables `%#@name@` and
-///   `%1$#@name@`;
+///   ll q L z t j`] conversion (`@ d D i u U x X o O f F e E g G c C s S p a A`,
+///   and Python's `r`),
+///   and `%%`; Python's named `%(name)s` (its own kind, with `r` among its
+///   conversions), so a check can tell a renamed name from a moved
+///   argument; stringsdict variables `%#@name@` and `%1$#@name@`;
 /// - ICU message syntax: `{arg}`, `{arg, type[, style]}`, and the complex
 ///   arguments plural / selectordinal / select whose option bodies are
 ///   messages again (with `#` a placeholder inside plural bodies); apostrophe
 ///   quoting (`''`, `'{...}'`) applies in a string that has a complex or
 ///   typed argument; `{{name}}` and `{name}` otherwise;
-/// - HTML/XML tags (`<b>`, `</a>`, `<br/>`, `<!-- -->`) and entities;
+/// - HTML/XML tags (`<b>`, `</a>`, `<br/>`, `<!-- -->`) and, in plain
+///   text, HTML entities;
 /// - URLs (`scheme://...`, `www.`) and email addresses.
 public struct PlaceholderScanner: Sendable {
     public enum Kind: String, Sendable {
-        case text, printf, variable, brace, icu, pound, tag, entity, url, email, escape, quoted
+        /// `named` is Python's `%(name)s`; `printf` every other specifier.
+        case text, printf, named, variable, brace, icu, pound, tag, entity, url, email, escape, quoted
     }
 
     public struct Piece: Sendable, Equatable {
@@ -163,8 +168,10 @@ private struct Scan {
             if c == "]", style == .android || style == .xml, hasPrefix("]]>", at: i, end: end) {
                 emit(.tag, i..<(i + 3)); i += 3; continue
             }
+            // In an XML file an entity is the file's escape (kept, not compared);
+            // in plain text it is HTML the app renders.
             if c == "&", style != .backslash, let n = entity(at: i, end: end) {
-                emit(.entity, i..<(i + n)); i += n; continue
+                emit(style == .xml || style == .android ? .escape : .entity, i..<(i + n)); i += n; continue
             }
             if hasColonOrW, isWordStart(i), let n = url(at: i, end: end) {
                 emit(.url, i..<(i + n)); i += n; continue
@@ -221,13 +228,14 @@ private struct Scan {
         var j = i + 1
         guard j < end else { return nil }
         if scalars[j] == "%" { return (2, .printf) }
-        // Python's %(name)s.
+        // Python's %(name)s: flags, width and precision as printf's.
         if scalars[j] == "(" {
             var k = j + 1
             while k < end, scalars[k] != ")", k - j < 64 { k += 1 }
             guard k < end, scalars[k] == ")", k > j + 1 else { return nil }
             j = k + 1
-            return conversionTail(from: j, start: i, end: end)
+            guard let (n, _) = conversionTail(from: j, start: i, end: end) else { return nil }
+            return (n, .named)
         }
         // Positional argument n$.
         j = skipArgument(from: j, end: end)
@@ -269,7 +277,8 @@ private struct Scan {
 
     func isConversion(_ c: Unicode.Scalar) -> Bool {
         switch c {
-        case "@", "d", "D", "i", "u", "U", "x", "X", "o", "O", "f", "F", "e", "E", "g", "G", "c", "C", "s", "S", "p", "a", "A": true
+        // `r` is Python's repr (`%r`, `%(name)r`); no C conversion, so kept whole.
+        case "@", "d", "D", "i", "u", "U", "x", "X", "o", "O", "f", "F", "e", "E", "g", "G", "c", "C", "s", "S", "p", "a", "A", "r": true
         default: false
         }
     }

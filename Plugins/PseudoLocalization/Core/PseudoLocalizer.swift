@@ -63,6 +63,9 @@ public struct PseudoResult: Sendable, Equatable {
 ///   are recognised and removed before transforming again, so
 ///   `transform(transform(s)) == transform(s)`.
 /// - Strings of one grapheme (access keys, "%" signs) are left alone.
+/// - Newlines at either end stay at that end, outside the brackets and
+///   padding: gettext requires a msgstr to begin and end with "\n" exactly
+///   when its msgid does, and a bracket belongs to the text it closes.
 public struct PseudoLocalizer: Sendable {
     public var modes: PseudoModes
     public var accentMap: AccentMap
@@ -94,13 +97,21 @@ public struct PseudoLocalizer: Sendable {
         let scanner = PlaceholderScanner(style: style)
         var base = Array(text.utf8)
         Self.removeMarkers(&base)
+        let (lead, trail) = Self.edgeNewlines(base, style: style)
+        if lead > 0 || trail > 0 {
+            guard lead + trail < base.count else { return PseudoResult(text: text) }
+            let inner = transform(String(decoding: base[lead..<(base.count - trail)], as: UTF8.self), style: style, key: key, table: table)
+            if let problem = inner.problem { return PseudoResult(text: text, problem: problem) }
+            return PseudoResult(text: String(decoding: base[..<lead], as: UTF8.self) + inner.text
+                                + String(decoding: base[(base.count - trail)...], as: UTF8.self))
+        }
         var out: [UInt8] = []
         let expected: [PlaceholderScanner.Span] = base.withUnsafeBufferPointer { input in
             let spans = scanner.spans(input)
             out.reserveCapacity(input.count * 3 + 32)
             if modes.contains(.boundaries) { out.append(contentsOf: Self.openBytes) }
             if modes.contains(.showKeys), let key {
-                appendKey(key, table: table, spans: spans, input: input, scanner: scanner, to: &out)
+                appendKey(key, table: table, style: style, spans: spans, input: input, scanner: scanner, to: &out)
             } else {
                 appendBody(spans, input: input, to: &out)
             }
@@ -229,9 +240,10 @@ public struct PseudoLocalizer: Sendable {
         return isGraphemeExtender(decode(input, i, min(i + length, end)))
     }
 
-    private func appendKey(_ key: String, table: String?, spans: [PlaceholderScanner.Span], input: UnsafeBufferPointer<UInt8>,
-                           scanner: PlaceholderScanner, to out: inout [UInt8]) {
-        let label = Array(((table.map { $0 + ":" } ?? "") + key).utf8)
+    private func appendKey(_ key: String, table: String?, style: EscapeStyle, spans: [PlaceholderScanner.Span],
+                           input: UnsafeBufferPointer<UInt8>, scanner: PlaceholderScanner, to out: inout [UInt8]) {
+        // The key is plain text; the output is in the file's escaping.
+        let label = Array(Self.escaped((table.map { $0 + ":" } ?? "") + key, style: style).utf8)
         let placeholders = spans.filter { $0.kind.isPlaceholder }
         out.append(contentsOf: label)
         // The string's placeholders follow the key, so formatting it still
@@ -244,6 +256,31 @@ public struct PseudoLocalizer: Sendable {
             out.append(0x20)
             out.append(contentsOf: UnsafeBufferPointer(rebasing: input[span.range]))
         }
+    }
+
+    /// `text` escaped for a string of `style`: what a key (read unescaped)
+    /// needs before it goes into the file in keys mode.
+    static func escaped(_ text: String, style: EscapeStyle) -> String {
+        guard style != .none else { return text }
+        var out = ""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for c in text.unicodeScalars {
+            switch (c, style) {
+            case ("&", .xml), ("&", .android): out += "&amp;"
+            case ("<", .xml), ("<", .android): out += "&lt;"
+            case (">", .xml), (">", .android): out += "&gt;"
+            case ("\\", .backslash), ("\\", .android): out += "\\\\"
+            case ("\"", .backslash), ("\"", .android): out += "\\\""
+            case ("'", .android): out += "\\'"
+            case ("\n", .backslash), ("\n", .android): out += "\\n"
+            case ("\t", .backslash), ("\t", .android): out += "\\t"
+            case ("\r", .backslash): out += "\\r"
+            // Other control characters have no escape in every format (none in XML): a space shows where they were.
+            case _ where c.value < 0x20 && !(style == .xml && (c == "\n" || c == "\t" || c == "\r")): out += " "
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
     }
 
     static func samePlaceholders(_ a: [PlaceholderScanner.Span], in aBytes: UnsafeBufferPointer<UInt8>,
@@ -335,6 +372,30 @@ public struct PseudoLocalizer: Sendable {
     }
 
     // MARK: markers
+
+    /// How many bytes of newlines `bytes` starts and ends with: line feeds,
+    /// carriage returns and, in backslash-escaped styles, `\n` escapes.
+    static func edgeNewlines(_ bytes: [UInt8], style: EscapeStyle) -> (lead: Int, trail: Int) {
+        let escapes = style == .backslash || style == .android
+        let n = bytes.count
+        var lead = 0
+        while lead < n {
+            if bytes[lead] == 0x0A || bytes[lead] == 0x0D { lead += 1 }
+            else if escapes, lead + 1 < n, bytes[lead] == 0x5C, bytes[lead + 1] == 0x6E { lead += 2 }
+            else { break }
+        }
+        var end = n
+        while end > lead {
+            if bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1; continue }
+            guard escapes, end - 2 >= lead, bytes[end - 1] == 0x6E, bytes[end - 2] == 0x5C else { break }
+            // "\\n" is an escaped backslash and an n: the run of backslashes must be odd.
+            var k = end - 2, run = 0
+            while k >= lead, bytes[k] == 0x5C { run += 1; k -= 1 }
+            guard run % 2 == 1 else { break }
+            end -= 2
+        }
+        return (lead, n - end)
+    }
 
     /// Removes the brackets, padding and bidi wrapping a previous transform
     /// added, so a second pass gives the first pass's result.

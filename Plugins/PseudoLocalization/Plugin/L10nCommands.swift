@@ -82,15 +82,21 @@ struct L10nCommands {
             return .string(store.settings.tables.joined(separator: ","))
         }
         try host.addCommand("check(catalog: string, translation: string = \"\") -> string",
-                            summary: "List strings whose placeholders a translator could break",
+                            summary: "Fail when a translation breaks placeholders; list each problem",
                             details: """
-                                With one catalog: each string on its own (gaps in numbered arguments, numbered and \
-                                unnumbered mixed) and, for .po and .xcstrings, every translation it holds against its \
-                                source. With a second catalog (the translation of the first): each string against the \
-                                string with the same key and part. Prints {"checked","issues":[{"key","part","language",\
-                                "line","column","kind","message","source","translation"}]}.
+                                With one catalog: each string on its own (gaps in numbered arguments, kinds of arguments \
+                                mixed) and, for .po and .xcstrings, every translation it holds against its source. With a \
+                                second catalog (the translation of the first): each string against the string with the \
+                                same key and part, or, when it is a .po or .xcstrings holding translations \
+                                (a de.po beside its .pot), those against their sources. A .po message is read by its format flag as msgfmt -c reads it \
+                                (c-format, python-format, python-brace-format; fuzzy translations are skipped). No \
+                                problem: prints {"catalog","checked","problems":0,"issues":[]}, checked counting messages. \
+                                Problems: the command fails (exit 1) with one line per problem \
+                                (file:line:column: "key" [part] (language): message); with --json the same report, \
+                                issues [{"key","part","language","file","line","column","kind","message","source",\
+                                "translation"}], comes first as a line of output.
                                 """, jsonResult: true) { args in
-            try L10nCommands.check(args[0].string, translation: args[1].string)
+            try L10nCommands.check(args[0].string, translation: args[1].string, args: args)
         }
     }
 
@@ -112,7 +118,7 @@ struct L10nCommands {
         var unchanged: [JSON] = []
         var transformed = 0
         let bytes = catalog.rewritten(locale: pseudoLocale) { string in
-            let result = localizer.transform(string.raw, style: string.style, key: string.key, table: string.table)
+            let result = localizer.transform(string.raw, style: string.style, key: string.displayKey, table: string.table)
             if let problem = result.problem {
                 unchanged.append(.object([("key", .string(string.key)), ("part", .string(string.part)),
                                           ("line", .int(Int64(string.line))), ("column", .int(Int64(string.column))),
@@ -158,45 +164,92 @@ struct L10nCommands {
 
     // MARK: check
 
-    static func check(_ path: String, translation: String) throws -> CommandValue {
+    /// One problem found, with where it is.
+    struct Finding {
+        var file: String
+        var string: CatalogString
+        var language: String
+        var issue: PlaceholderCheck.Issue
+        var source: String?
+        var translation: String?
+
+        var json: JSON {
+            .object([("key", .string(string.key)), ("part", .string(string.part)), ("language", .string(language)),
+                     ("file", .string(file)), ("line", .int(Int64(string.line))), ("column", .int(Int64(string.column))),
+                     ("kind", .string(issue.kind.rawValue)), ("message", .string(issue.message)),
+                     ("source", source.map(JSON.string) ?? .null), ("translation", translation.map(JSON.string) ?? .null)])
+        }
+
+        /// `file:line:column: key [part] (language): message`, as compilers and msgfmt write them.
+        var line: String {
+            "\(file):\(string.line):\(string.column): \"\(string.displayKey)\"\(string.part.isEmpty ? "" : " [\(string.part)]")"
+                + "\(language.isEmpty ? "" : " (\(language))"): \(issue.message)"
+        }
+    }
+
+    /// The report of l10n.check: the messages checked (a key with all its
+    /// parts and translations is one message) and the problems found.
+    /// Problems make the command fail; its message lists them, and under
+    /// --json the report goes first as a line of live output.
+    static func check(_ path: String, translation: String, args: Arguments) throws -> CommandValue {
+        let (report, findings) = try checkReport(path, translation: translation)
+        if findings.isEmpty { return .string(report.serialized()) }
+        if args.wantsJSON { args.output(json: report) }
+        let messages = Set(findings.map { $0.string.key }).count
+        throw CommandError("\(findings.count) placeholder problem\(findings.count == 1 ? "" : "s") in \(messages) of "
+                           + "\(report["checked"]?.int64Value ?? 0) messages:\n" + findings.map(\.line).joined(separator: "\n"))
+    }
+
+    static func checkReport(_ path: String, translation: String) throws -> (JSON, [Finding]) {
         let source = try read(path)
-        var issues: [JSON] = []
-        var checked = 0
-        func add(_ found: [PlaceholderCheck.Issue], key: String, part: String, language: String, at string: CatalogString,
+        var findings: [Finding] = []
+        func add(_ found: [PlaceholderCheck.Issue], file: String, at string: CatalogString, language: String,
                  source: String?, translation: String?) {
             for issue in found {
-                issues.append(.object([("key", .string(key)), ("part", .string(part)), ("language", .string(language)),
-                                       ("line", .int(Int64(string.line))), ("column", .int(Int64(string.column))),
-                                       ("kind", .string(issue.kind.rawValue)), ("message", .string(issue.message)),
-                                       ("source", source.map(JSON.string) ?? .null),
-                                       ("translation", translation.map(JSON.string) ?? .null)]))
+                findings.append(Finding(file: file, string: string, language: language, issue: issue, source: source,
+                                        translation: translation))
             }
         }
         for string in source.strings {
-            checked += 1
-            add(PlaceholderCheck.check(string.raw, style: string.style), key: string.key, part: string.part, language: "",
-                at: string, source: string.raw, translation: nil)
+            add(PlaceholderCheck.check(string.raw, style: string.style, grammar: string.grammar), file: path, at: string,
+                language: "", source: string.raw, translation: nil)
         }
-        for pair in source.translations {
-            checked += 1
-            add(PlaceholderCheck.compare(source: pair.source.raw, translation: pair.translated.raw, style: pair.translated.style),
-                key: pair.translated.key, part: pair.translated.part, language: pair.language, at: pair.translated,
-                source: pair.source.raw, translation: pair.translated.raw)
+        // The translations a file holds, each against its source. Fuzzy ones
+        // are not used (msgfmt leaves them out unchecked).
+        func checkTranslations(of catalog: Catalog, file: String) {
+            for pair in catalog.translations where !pair.fuzzy {
+                add(PlaceholderCheck.compare(source: pair.source.raw, translation: pair.translated.raw, style: pair.translated.style,
+                                             grammar: pair.source.grammar, relaxed: pair.fewCounts),
+                    file: file, at: pair.translated, language: pair.language, source: pair.source.raw, translation: pair.translated.raw)
+            }
         }
+        checkTranslations(of: source, file: path)
         if !translation.isEmpty {
             let translated = try read(translation)
+            // A .po or .xcstrings translation holds its own sources (a de.po
+            // beside its .pot): its translations are what to check.
+            if !translated.translations.isEmpty {
+                checkTranslations(of: translated, file: translation)
+                let messages = Set(source.strings.map(\.key)).union(translated.translations.map(\.translated.key))
+                return report(path, translation: translation, checked: messages.count, findings)
+            }
             var byKey: [String: CatalogString] = [:]
             for string in source.strings { byKey[string.key + "\u{1}" + string.part] = string }
             for string in translated.strings {
                 guard let original = byKey[string.key + "\u{1}" + string.part] else { continue }
-                checked += 1
-                add(PlaceholderCheck.compare(source: original.raw, translation: string.raw, style: string.style),
-                    key: string.key, part: string.part, language: tableName(translation), at: string,
-                    source: original.raw, translation: string.raw)
+                add(PlaceholderCheck.compare(source: original.raw, translation: string.raw, style: string.style, grammar: original.grammar),
+                    file: translation, at: string, language: tableName(translation), source: original.raw, translation: string.raw)
             }
         }
-        return .string(JSON.object([("catalog", .string(path)), ("checked", .int(Int64(checked))),
-                                    ("issues", .array(issues))]).serialized())
+        return report(path, translation: translation, checked: Set(source.strings.map(\.key)).count, findings)
+    }
+
+    static func report(_ path: String, translation: String, checked: Int, _ findings: [Finding]) -> (JSON, [Finding]) {
+        var fields: [(String, JSON)] = [("catalog", .string(path))]
+        if !translation.isEmpty { fields.append(("translation", .string(translation))) }
+        fields += [("checked", .int(Int64(checked))), ("problems", .int(Int64(findings.count))),
+                   ("issues", .array(findings.map(\.json)))]
+        return (.object(fields), findings)
     }
 
     // MARK: arguments
