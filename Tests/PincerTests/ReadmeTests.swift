@@ -36,6 +36,8 @@ final class ReadmeTests: XCTestCase {
         if line.hasPrefix("pincer attach") || line.hasPrefix("pincer tail") { return [3] }
         if line.contains("net.tail") || line.contains("--loop") { return [124] }
         if line.contains("loc.play") { return [0, 124] }
+        // The example shows the report of a broken translation.
+        if line.contains("l10n.check po/de.po") { return [1] }
         return [0]
     }
 
@@ -76,6 +78,19 @@ final class ReadmeTests: XCTestCase {
             try fm.createDirectory(atPath: "\(dir)/\(table).lproj", withIntermediateDirectories: true)
             try fm.copyItem(atPath: l10n + "Localizable.strings", toPath: "\(dir)/\(table).lproj/Localizable.strings")
         }
+        // A translation that renames a placeholder (msgfmt -c calls it fatal).
+        try fm.createDirectory(atPath: dir + "/po", withIntermediateDirectories: true)
+        try """
+            msgid ""
+            msgstr ""
+            "Content-Type: text/plain; charset=UTF-8\\n"
+            "Language: de\\n"
+
+            #, python-format
+            msgid "Hello %(name)s"
+            msgstr "Hallo %(nom)s"
+
+            """.write(toFile: dir + "/po/de.po", atomically: true, encoding: .utf8)
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PINCER_PLUGIN_PATH")
         env["PATH"] = Fixture.buildDirectory + ":" + (env["PATH"] ?? "/usr/bin:/bin")
