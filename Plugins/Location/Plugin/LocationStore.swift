@@ -28,6 +28,9 @@ final class LocationStore: @unchecked Sendable {
         var currentName: String?
         var source = "off"
         var places: [Place] = []
+        /// The speed chosen with loc.waypoints --speed, by route name: GPX
+        /// has no place for it, so it is kept here beside the route's file.
+        var routeSpeeds: [String: Double] = [:]
     }
 
     private static let key = "state"
@@ -134,6 +137,7 @@ final class LocationStore: @unchecked Sendable {
             }
             if let previous, previous != path { unlink(previous) }
         }
+        try change { s in for r in new { s.routeSpeeds[r.name] = r.suggestedSpeed } }
         routes.withLock { all in for r in new { all[r.name] = r } }
         return existing
     }
@@ -160,7 +164,13 @@ final class LocationStore: @unchecked Sendable {
                 host.log(.warning, "route file \(path) could not be read and is skipped: \(error)")
             }
         }
-        routes.withLock { all in for r in found { all[r.route.name] = r.route } }
+        let speeds = snapshot.routeSpeeds
+        routes.withLock { all in
+            for var r in found {
+                r.route.suggestedSpeed = speeds[r.route.name]
+                all[r.route.name] = r.route
+            }
+        }
         files.withLock { f in for r in found { f[r.route.name] = r.path } }
     }
 
@@ -282,6 +292,9 @@ final class LocationStore: @unchecked Sendable {
             .object([("id", .string(p.id)), ("name", .string(p.name)),
                      ("latitude", .double(p.coordinate.latitude)), ("longitude", .double(p.coordinate.longitude))])
         })))
+        if !s.routeSpeeds.isEmpty {
+            fields.append(("route_speeds", .object(s.routeSpeeds.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })))
+        }
         return JSON.object(fields).serialized()
     }
 
@@ -300,6 +313,9 @@ final class LocationStore: @unchecked Sendable {
             guard let id = p["id"]?.stringValue, let lat = p["latitude"]?.doubleValue, let lon = p["longitude"]?.doubleValue,
                   let c = try? Coordinate.validated(latitude: lat, longitude: lon) else { continue }
             s.places.append(Place(id: id, name: p["name"]?.stringValue ?? id, coordinate: c, kind: .custom))
+        }
+        for (name, value) in doc["route_speeds"]?.objectValue ?? [] {
+            if let speed = value.doubleValue, speed.isFinite, speed > 0 { s.routeSpeeds[name] = speed }
         }
         return .success(s)
     }
