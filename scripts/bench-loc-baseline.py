@@ -1,18 +1,16 @@
 #!/usr/bin/env python3
 """Baseline of `pincer-bench --only loc`: gpxpy (PyPI, by T. Krajina).
 
-    python3 scripts/bench-loc-baseline.py FILE.gpx [--rounds N] [--budget SECONDS]
+    python3 scripts/bench-loc-baseline.py FILE.gpx [--rounds N]
 
 Reads FILE.gpx (pincer-bench writes it: the same file it parses itself)
 into memory once, as text, then times gpxpy.parse(text) alone with
-time.perf_counter, best of N rounds (default 5). gpxpy takes seconds per
-round on a large file, so when --budget is given no further round starts
-once the rounds so far plus one more (at the best time) would pass that
-many seconds: at least one round always runs, and `rounds` in the output
-says how many did.
+time.perf_counter, N rounds (default 3), and reports their median: the
+statistic pincer-bench takes of its own N rounds, so that neither side is
+a best case against the other's typical one.
 
 Prints one JSON object on stdout: bytes (of the file), rounds,
-best_seconds, seconds (each round), tracks, segments, points (track
+median_seconds, seconds (each round), tracks, segments, points (track
 points), points_per_track, points_with_time, points_with_elevation,
 waypoints, routes, and the python and gpxpy versions.
 When gpxpy cannot be imported it prints {"error": ...} and exits 3.
@@ -21,6 +19,7 @@ Install the baseline with:  pip install gpxpy
 """
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -34,18 +33,15 @@ def fail(message, status):
 
 def main(argv):
     if len(argv) < 1:
-        fail("usage: bench-loc-baseline.py FILE.gpx [--rounds N] [--budget SECONDS]", 2)
+        fail("usage: bench-loc-baseline.py FILE.gpx [--rounds N]", 2)
     path = argv[0]
-    rounds = 5
-    budget = None
+    rounds = 3
     rest = argv[1:]
     while rest:
         flag = rest.pop(0)
         try:
             if flag == "--rounds" and rest:
                 rounds = max(1, int(rest.pop(0)))
-            elif flag == "--budget" and rest:
-                budget = float(rest.pop(0))
             else:
                 fail("unexpected argument %r" % flag, 2)
         except ValueError:
@@ -71,8 +67,6 @@ def main(argv):
     seconds = []
     gpx = None
     while len(seconds) < rounds:
-        if budget is not None and seconds and sum(seconds) + min(seconds) > budget:
-            break
         gpx = None  # free the previous round's objects outside the timed part
         start = time.perf_counter()
         gpx = gpxpy.parse(text)
@@ -99,7 +93,7 @@ def main(argv):
     print(json.dumps({
         "bytes": len(data),
         "rounds": len(seconds),
-        "best_seconds": min(seconds),
+        "median_seconds": statistics.median(seconds),
         "seconds": seconds,
         "tracks": len(gpx.tracks),
         "segments": segments,

@@ -75,7 +75,8 @@ struct BenchOptions: Sendable {
                     memory) of a generated GPX 1.1 file of 200,000 track
                     points (ele, time, some Garmin hr/cad extensions), in
                     points/s and MB/s, against gpxpy (PyPI) parsing the same
-                    file, run as `python3 scripts/bench-loc-baseline.py`;
+                    file, run as `python3 scripts/bench-loc-baseline.py`
+                    (the median of 3 rounds on each side);
                     and interpolated fixes/s: Timeline.fixes of the longest
                     track at an interval of 0.1 s.
                     pass: both parsers ran and counted the same points, and

@@ -101,6 +101,7 @@ final class GeodesyTests: XCTestCase {
 
     func testDirectInverseRoundTrips() throws {
         var rng = SeededRandom(seed: 0x5eed_0001)
+        var bearingsChecked = 0
         for _ in 0..<300 {
             let start = c(asin(2 * rng.unit() - 1) * 180 / .pi, 360 * rng.unit() - 180)
             let bearing = 360 * rng.unit()
@@ -109,10 +110,12 @@ final class GeodesyTests: XCTestCase {
             let back = Ellipsoidal.inverse(start, end)
             XCTAssertEqual(back.distance, distance, accuracy: 0.001, "\(start) \(bearing) \(distance)")
             if abs(start.latitude) < 89.9 && abs(end.latitude) < 89.9 {
+                bearingsChecked += 1
                 XCTAssertLessThan(angleDifference(try XCTUnwrap(back.initialBearing), bearing), 1e-7, "\(start) \(bearing) \(distance)")
                 XCTAssertLessThan(angleDifference(try XCTUnwrap(back.finalBearing), finalBearing), 1e-7, "\(start) \(bearing) \(distance)")
             }
         }
+        XCTAssertGreaterThan(bearingsChecked, 290, "bearings away from the poles are checked")
     }
 
     // MARK: Sphere vectors (Veness, latlon-spherical)
@@ -162,7 +165,7 @@ final class GeodesyTests: XCTestCase {
     func testAgainstGeographicLib() throws {
         let pairs = Self.samplePairs()
         let reference = try geographicLibInverse(pairs)
-        var maxVincenty = 0.0, maxFallback = 0.0, fallbacks = 0
+        var maxVincenty = 0.0, maxFallback = 0.0, fallbacks = 0, bearingsChecked = 0
         for ((a, b), (s12, azi1)) in zip(pairs, reference) {
             let r = Ellipsoidal.inverse(a, b)
             let error = abs(r.distance - s12)
@@ -175,56 +178,46 @@ final class GeodesyTests: XCTestCase {
                 maxFallback = max(maxFallback, error)
                 XCTAssertLessThan(error, 1e-4, "fallback \(a) → \(b): \(r.distance) vs \(s12)")
             }
-            // Bearings, where they are well defined (not at a pole, not exactly antipodal).
-            if s12 > 0, abs(a.latitude) < 89.99, abs(b.latitude) < 89.99, let bearing = r.initialBearing {
-                if s12 < 19_990_000 {
-                    XCTAssertLessThan(angleDifference(bearing, azi1), 1e-5, "bearing \(a) → \(b): \(bearing) vs \(azi1)")
-                }
+            // Bearings, where they are well defined (not at a pole, not nearly antipodal).
+            if s12 > 0, s12 < 19_990_000, abs(a.latitude) < 89.99, abs(b.latitude) < 89.99 {
+                bearingsChecked += 1
+                let bearing = try XCTUnwrap(r.initialBearing, "no bearing for \(a) → \(b)")
+                XCTAssertLessThan(angleDifference(bearing, azi1), 1e-5, "bearing \(a) → \(b): \(bearing) vs \(azi1)")
             }
         }
+        XCTAssertEqual(reference.count, pairs.count)
+        XCTAssertGreaterThan(fallbacks, 50, "the sample reaches the fallback")
+        XCTAssertGreaterThan(bearingsChecked, 300, "most pairs have their bearing checked")
         print("GeodesyTests: \(pairs.count) pairs, \(fallbacks) fallbacks; max |Δs| vincenty \(maxVincenty) m, fallback \(maxFallback) m")
     }
 
-    /// Runs GeographicLib's Geodesic.WGS84.Inverse over the pairs; (s12, azi1) each.
+    /// Runs GeographicLib's Geodesic.WGS84.Inverse over the pairs with
+    /// Debian's python3 (python3-geographiclib); (s12, azi1) each. Fails when
+    /// the interpreter or the module is missing.
     private func geographicLibInverse(_ pairs: [(Coordinate, Coordinate)]) throws -> [(Double, Double)] {
         let script = """
         import sys, json
-        try:
-            from geographiclib.geodesic import Geodesic
-        except ImportError:
-            sys.exit(3)
-        for lat1, lon1, lat2, lon2 in json.load(sys.stdin):
+        from geographiclib.geodesic import Geodesic
+        with open(sys.argv[1]) as f:
+            pairs = json.load(f)
+        for lat1, lon1, lat2, lon2 in pairs:
             r = Geodesic.WGS84.Inverse(lat1, lon1, lat2, lon2)
             print(repr(r['s12']), repr(r['azi1']))
         """
-        let install = "pip install geographiclib"
-        // The JSON goes to stdin from a file, not a pipe: a python3 that is missing
-        // or exits early then cannot raise SIGPIPE in the test process.
+        // Shortest round-trip decimals: Python reads back the same doubles.
         let json = "[" + pairs.map { "[\($0.0.latitude), \($0.0.longitude), \($0.1.latitude), \($0.1.longitude)]" }
             .joined(separator: ",") + "]"
         let inputPath = NSTemporaryDirectory() + "/geodesy-pairs-\(getpid()).json"
         try Data(json.utf8).write(to: URL(fileURLWithPath: inputPath))
         defer { try? FileManager.default.removeItem(atPath: inputPath) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let output = Pipe(), errors = Pipe()
-        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputPath))
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch { throw XCTSkip("python3 is not available (then: \(install))") }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let diagnostics = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        if process.terminationStatus == 127 { throw XCTSkip("python3 is not on PATH (then: \(install))") }
-        if process.terminationStatus == 3 { throw XCTSkip("GeographicLib for Python is not installed: \(install)") }
-        XCTAssertEqual(process.terminationStatus, 0, diagnostics)
-        let rows = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line -> (Double, Double)? in
+        let result = try Consumer.python(Consumer.debianPython, script, [inputPath])
+        XCTAssertEqual(result.status, 0, "GeographicLib (python3-geographiclib, `bash scripts/deps`): \(result.stderr)")
+        let rows = result.stdout.split(separator: "\n").compactMap { line -> (Double, Double)? in
             let fields = line.split(separator: " ").compactMap { Double($0) }
             return fields.count == 2 ? (fields[0], fields[1]) : nil
         }
         guard rows.count == pairs.count else {
-            XCTFail("GeographicLib answered \(rows.count) of \(pairs.count) pairs: \(diagnostics)")
+            XCTFail("GeographicLib answered \(rows.count) of \(pairs.count) pairs: \(result.stderr)")
             return []
         }
         return rows

@@ -34,6 +34,13 @@ final class PlaybackTests: XCTestCase {
         }
     }
 
+    /// The point `distance` metres from `c` along the geodesic leaving at
+    /// `bearing`: playback measures legs on the ellipsoid, so a leg built this
+    /// way is exactly `distance` long.
+    private func destination(_ c: Coordinate, bearing: Double, distance: Double) -> Coordinate {
+        Ellipsoidal.direct(c, bearing: bearing, distance: distance).coordinate
+    }
+
     private func assertNear(_ a: Coordinate, _ b: Coordinate, within metres: Double = 0.01,
                             file: StaticString = #filePath, line: UInt = #line) {
         let d = Spherical.distance(a, b)
@@ -49,9 +56,9 @@ final class PlaybackTests: XCTestCase {
     /// one hour at 10 m/s.
     private func hourLegs() -> [Coordinate] {
         let a = origin
-        let b = Spherical.destination(a, bearing: 90, distance: 12_000)
-        let c = Spherical.destination(b, bearing: 0, distance: 18_000)
-        let d = Spherical.destination(c, bearing: 225, distance: 6_000)
+        let b = destination(a, bearing: 90, distance: 12_000)
+        let c = destination(b, bearing: 0, distance: 18_000)
+        let d = destination(c, bearing: 225, distance: 6_000)
         return [a, b, c, d]
     }
 
@@ -69,7 +76,7 @@ final class PlaybackTests: XCTestCase {
         let p = hourLegs()
         var start = 0.0
         for i in 1..<p.count {
-            let duration = Spherical.distance(p[i - 1], p[i]) / 10
+            let duration = Ellipsoidal.inverse(p[i - 1], p[i]).distance / 10
             if t <= start + duration { return Spherical.intermediate(p[i - 1], p[i], fraction: (t - start) / duration) }
             start += duration
         }
@@ -160,10 +167,10 @@ final class PlaybackTests: XCTestCase {
 
     func testSpeedsFromTimesBeatRecordedSpeedsBeatTheChosenSpeed() throws {
         let a = origin
-        let b = Spherical.destination(a, bearing: 90, distance: 1_000)
-        let c = Spherical.destination(b, bearing: 90, distance: 600)
-        let d = Spherical.destination(c, bearing: 90, distance: 700)
-        let e = Spherical.destination(d, bearing: 90, distance: 500)
+        let b = destination(a, bearing: 90, distance: 1_000)
+        let c = destination(b, bearing: 90, distance: 600)
+        let d = destination(c, bearing: 90, distance: 700)
+        let e = destination(d, bearing: 90, distance: 500)
         let r = route([[
             wp(a, time: 5_000, speed: 99),   // a–b: times on both ends → 1000 m / 250 s = 4 m/s
             wp(b, time: 5_250, speed: 2),    // b–c: c has no time → recorded (2 + 4) / 2 = 3 m/s
@@ -185,8 +192,8 @@ final class PlaybackTests: XCTestCase {
 
     func testNonIncreasingTimesFallBack() throws {
         let a = origin
-        let b = Spherical.destination(a, bearing: 0, distance: 100)
-        let c = Spherical.destination(b, bearing: 0, distance: 100)
+        let b = destination(a, bearing: 0, distance: 100)
+        let c = destination(b, bearing: 0, distance: 100)
         let r = route([[wp(a, time: 100, speed: 5), wp(b, time: 100), wp(c, time: 50)]])
         let t = try timeline(r, PlaybackOptions(speed: 2))
         XCTAssertEqual(t.fix(at: 1, startTime: 0).speed, 5, accuracy: 1e-9, "Δt = 0: the recorded speed present")
@@ -195,7 +202,7 @@ final class PlaybackTests: XCTestCase {
     }
 
     func testSuggestedSpeedThenTwentyMetresPerSecond() throws {
-        let a = origin, b = Spherical.destination(origin, bearing: 45, distance: 1_200)
+        let a = origin, b = destination(origin, bearing: 45, distance: 1_200)
         let suggested = try timeline(route([[wp(a), wp(b)]], suggestedSpeed: 3))
         XCTAssertEqual(suggested.duration, 400, accuracy: 1e-6)
         let chosen = try timeline(route([[wp(a), wp(b)]], suggestedSpeed: 3), PlaybackOptions(speed: 6))
@@ -209,8 +216,8 @@ final class PlaybackTests: XCTestCase {
 
     func testDistanceStepping() throws {
         let a = origin
-        let b = Spherical.destination(a, bearing: 30, distance: 600)
-        let c = Spherical.destination(b, bearing: 120, distance: 450)
+        let b = destination(a, bearing: 30, distance: 600)
+        let c = destination(b, bearing: 120, distance: 450)
         let t = try timeline(route([[wp(a), wp(b), wp(c)]]), PlaybackOptions(speed: 5, step: .distance(100)))
         let fixes = t.fixes(startTime: 10)
         XCTAssertEqual(fixes.count, 12, "0, 100, … 1000 m and the final point at 1050 m")
@@ -236,12 +243,12 @@ final class PlaybackTests: XCTestCase {
 
     func testGapBetweenSegmentsIsJumped() throws {
         let a = origin
-        let b = Spherical.destination(a, bearing: 90, distance: 300)
-        let c = Spherical.destination(b, bearing: 90, distance: 5_000)
-        let d = Spherical.destination(c, bearing: 0, distance: 300)
+        let b = destination(a, bearing: 90, distance: 300)
+        let c = destination(b, bearing: 90, distance: 5_000)
+        let d = destination(c, bearing: 0, distance: 300)
         let t = try timeline(route([[wp(a), wp(b)], [wp(c), wp(d)]]), PlaybackOptions(speed: 10))
         XCTAssertEqual(t.duration, 60, accuracy: 1e-6, "the gap takes no time")
-        XCTAssertEqual(t.length, 600, accuracy: 1e-6)
+        XCTAssertEqual(t.length, 600, accuracy: 1e-4, "Vincenty direct and inverse agree to micrometres")
         let fixes = t.fixes(startTime: 0)
         XCTAssertEqual(fixes.count, 61)
         for fix in fixes {
@@ -261,8 +268,8 @@ final class PlaybackTests: XCTestCase {
 
     func testCourseKeptOnZeroLengthLegsAndStopsKeepTheirTime() throws {
         let a = origin
-        let b = Spherical.destination(a, bearing: 90, distance: 100)
-        let c = Spherical.destination(b, bearing: 0, distance: 100)
+        let b = destination(a, bearing: 90, distance: 100)
+        let c = destination(b, bearing: 0, distance: 100)
         let r = route([[wp(a, time: 0), wp(b, time: 10), wp(b, time: 40), wp(b), wp(c)]])
         let t = try timeline(r, PlaybackOptions(speed: 10))
         XCTAssertEqual(t.duration, 10 + 30 + 0 + 10, accuracy: 1e-6)
@@ -285,8 +292,8 @@ final class PlaybackTests: XCTestCase {
 
     func testAltitudeInterpolatedWhenBothEndsHaveOne() throws {
         let a = origin
-        let b = Spherical.destination(a, bearing: 0, distance: 100)
-        let c = Spherical.destination(b, bearing: 0, distance: 100)
+        let b = destination(a, bearing: 0, distance: 100)
+        let c = destination(b, bearing: 0, distance: 100)
         let t = try timeline(route([[wp(a, altitude: 10), wp(b, altitude: 30), wp(c)]]), PlaybackOptions(speed: 10))
         XCTAssertEqual(t.fix(at: 2.5, startTime: 0).altitude ?? .nan, 15, accuracy: 1e-9)
         XCTAssertNil(t.fix(at: 15, startTime: 0).altitude, "c has no altitude")
@@ -341,7 +348,7 @@ final class PlaybackTests: XCTestCase {
         }
 
         // GPX time spacing survives reversal: the 100 s leg stays 100 s.
-        let a = origin, b = Spherical.destination(origin, bearing: 0, distance: 50), c = Spherical.destination(b, bearing: 0, distance: 500)
+        let a = origin, b = destination(origin, bearing: 0, distance: 50), c = destination(b, bearing: 0, distance: 500)
         let timed = try timeline(route([[wp(a, time: 0), wp(b, time: 100), wp(c)]]), PlaybackOptions(speed: 10, reverse: true))
         XCTAssertEqual(timed.duration, 50 + 100, accuracy: 1e-6)
         XCTAssertEqual(timed.fix(at: 120, startTime: 0).speed, 0.5, accuracy: 1e-9)
@@ -403,7 +410,7 @@ final class PlaybackTests: XCTestCase {
         player.seek(to: -50)
         XCTAssertEqual(player.routeTime, 0)
         player.seek(to: 1e9)
-        XCTAssertEqual(player.routeTime, 3_600, accuracy: 1e-9)
+        XCTAssertEqual(player.routeTime, 3_600, accuracy: 1e-6)
         XCTAssertFalse(player.isFinished, "the end fix has not been collected yet")
         XCTAssertEqual(player.due().count, 2, "the two seeks' landing fixes")
         XCTAssertTrue(player.isFinished)
@@ -420,19 +427,49 @@ final class PlaybackTests: XCTestCase {
     func testRateTimesTen() throws {
         let t = try timeline(hourRoute(), hourOptions { $0.rate = 10 })
         let clock = ManualClock()
-        let player = Player(timeline: t, clock: clock, startTime: 0)
+        let player = Player(timeline: t, clock: clock, startTime: 1_000)
         clock.advance(by: 36)
         XCTAssertEqual(player.routeTime, 360, accuracy: 1e-9)
         let fix = try XCTUnwrap(player.current())
         assertNear(fix.coordinate, expectedHourPosition(360))
-        XCTAssertEqual(fix.speed, 100, accuracy: 1e-9, "the device sees ten times the leg's speed")
+        XCTAssertEqual(fix.speed, 10, accuracy: 1e-9, "the simulated speed, not ten times it")
+        XCTAssertEqual(fix.timestamp, 1_036, accuracy: 1e-9, "wall clock: 36 s after the start")
+        XCTAssertEqual(try XCTUnwrap(fix.routeTime), 360, accuracy: 1e-9, "the simulated clock")
         let due = player.due()
         XCTAssertEqual(due.count, 361)
-        XCTAssertEqual(due[10].timestamp, 1, accuracy: 1e-9, "one route second every 0.1 s of clock")
+        XCTAssertEqual(due[10].timestamp, 1_001, accuracy: 1e-9, "ten route seconds every second of clock")
+        XCTAssertEqual(try XCTUnwrap(due[10].routeTime), 10, accuracy: 1e-9)
+        XCTAssertTrue(due.allSatisfy { abs($0.speed - 10) < 1e-9 }, "every fix reports the route's 10 m/s")
+        // Between two fixes the position moves rate × speed × Δtimestamp, and speed × ΔrouteTime.
+        let moved = Ellipsoidal.inverse(due[100].coordinate, due[200].coordinate).distance
+        XCTAssertEqual(moved, 10 * (due[200].routeTime! - due[100].routeTime!), accuracy: 0.05)
+        XCTAssertEqual(moved, 10 * 10 * (due[200].timestamp - due[100].timestamp), accuracy: 0.05)
         clock.advance(by: 324)
-        XCTAssertEqual(player.routeTime, 3_600, accuracy: 1e-9)
+        XCTAssertEqual(player.routeTime, 3_600, accuracy: 1e-6)
         XCTAssertEqual(player.due().count, 3_240)
         XCTAssertTrue(player.isFinished)
+    }
+
+    /// Lengths and durations come from the ellipsoid: Land's End to John o'
+    /// Groats is 969,954.166 m (Vincenty; GeographicLib agrees, see
+    /// RouteConformanceTests), not the sphere's 968,876 m, and at 10 m/s
+    /// takes a tenth of that in seconds.
+    func testLengthsAndDurationsAreEllipsoidal() throws {
+        let le = Coordinate(latitude: 50.06632, longitude: -5.71475), jog = Coordinate(latitude: 58.64402, longitude: -3.07009)
+        XCTAssertEqual(Spherical.distance(le, jog), 968_876, accuracy: 1, "the sphere's figure, for contrast")
+        let t = try timeline(route([[wp(le), wp(jog)]]), PlaybackOptions(speed: 10))
+        XCTAssertEqual(t.length, 969_954.166, accuracy: 0.001)
+        XCTAssertEqual(t.duration, 96_995.4166, accuracy: 0.0001)
+        XCTAssertEqual(t.fix(at: 1_000, startTime: 0).speed, 10)
+        // Distance stepping counts ellipsoidal metres: 10 km steps give 97 fixes and the end.
+        let stepped = try timeline(route([[wp(le), wp(jog)]]), PlaybackOptions(speed: 10, step: .distance(10_000)))
+        XCTAssertEqual(stepped.fixes(startTime: 0).count, 98)
+        XCTAssertEqual(stepped.fixes(startTime: 0)[1].timestamp, 1_000, accuracy: 1e-6)
+        // GPX times: the speed is the ellipsoidal length over the time taken.
+        let timed = try timeline(route([[wp(le, time: 0), wp(jog, time: 48_497.7083)]]))
+        XCTAssertEqual(timed.fix(at: 10, startTime: 0).speed, 20, accuracy: 1e-6)
+        // Positions stay on the great circle: halfway in time is halfway along it.
+        assertNear(t.fix(at: t.duration / 2, startTime: 0).coordinate, Spherical.intermediate(le, jog, fraction: 0.5), within: 1e-6)
     }
 
     func testWholeHourPlaysInWellUnderASecond() throws {
@@ -486,7 +523,7 @@ final class PlaybackTests: XCTestCase {
     // MARK: Errors
 
     func testRefusals() {
-        let a = origin, b = Spherical.destination(origin, bearing: 0, distance: 10)
+        let a = origin, b = destination(origin, bearing: 0, distance: 10)
         let good = route([[wp(a), wp(b)]])
         XCTAssertEqual(error(route([]))?.message.contains("no waypoints"), true)
         XCTAssertEqual(error(route([[], []]))?.message.contains("no waypoints"), true)

@@ -8,17 +8,15 @@ final class RouteFormatTests: XCTestCase {
     // MARK: Helpers
 
     /// ../shared/fixtures/gpx beside the package root.
-    static var fixtureDirectory: String {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("../shared/fixtures/gpx").standardized.path
-    }
+    static var fixtureDirectory: String { Consumer.shared + "/gpx" }
 
+    /// The fixture directory; a failure (not a skip) when it is missing.
     func fixtureDirectory() throws -> String {
         let path = RouteFormatTests.fixtureDirectory
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw XCTSkip("no GPX fixtures at \(path)")
+            struct Missing: Error, CustomStringConvertible { let path: String; var description: String { "no GPX fixtures at \(path)" } }
+            throw Missing(path: path)
         }
         return path
     }
@@ -74,21 +72,11 @@ final class RouteFormatTests: XCTestCase {
         ISOTime.parse(text)!.seconds
     }
 
-    /// Runs python3 with a script; nil when python3 is not installed.
-    func python(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String)? {
-        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            return nil
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    /// Runs Debian's python3 (Consumer.debianPython) with a script; fails
+    /// when it is missing. Standard error follows standard output.
+    func python(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let result = try Consumer.python(Consumer.debianPython, script, arguments)
+        return (result.status, result.stdout + result.stderr)
     }
 
     func temporaryFile(_ bytes: [UInt8], suffix: String) throws -> String {
@@ -178,10 +166,10 @@ final class RouteFormatTests: XCTestCase {
             case (.failure(let error), .refused(let message)?):
                 XCTAssertTrue(error.message.contains(message), "\(name): \(error.message)")
                 XCTAssertTrue(error.message.hasPrefix("line "), "\(name): \(error.message)")
-            case (.success, nil):
-                break // a new fixture that imports
+            case (.success(let result), nil):
+                XCTFail("\(name) is a new fixture: it imports \(result.routes.map(\.name)); add its expectation")
             case (.failure(let error), nil):
-                XCTAssertTrue(error.message.hasPrefix("line "), "\(name) was refused without a line: \(error.message)")
+                XCTFail("\(name) is a new fixture: it is refused (\(error.message)); add its expectation")
             case (.success(let result), .refused?):
                 XCTFail("\(name) should be refused, imported \(result.routes.map(\.name))")
             case (.failure(let error), .imports?):
@@ -201,7 +189,7 @@ final class RouteFormatTests: XCTestCase {
             print(n)
         """
         let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".gpx") }.sorted()
-        guard let result = try python(script, names.map { directory + "/" + $0 }) else { throw XCTSkip("python3 is not installed") }
+        let result = try python(script, names.map { directory + "/" + $0 })
         XCTAssertEqual(result.status, 0, result.output)
         let counts = result.output.split(separator: "\n").map { Int($0)! }
         XCTAssertEqual(counts.count, names.count)
@@ -461,7 +449,7 @@ final class RouteFormatTests: XCTestCase {
         assert kinds == sorted(kinds, key=['wpt', 'rte', 'trk'].index), kinds
         print(len(root.findall(ns + 'wpt')), len(root.findall(ns + 'rte')), len(root.findall(ns + 'trk')), len(root.findall('.//' + ns + 'trkpt')))
         """
-        guard let result = try python(script, [path]) else { throw XCTSkip("python3 is not installed") }
+        let result = try python(script, [path])
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertEqual(result.output, "2 2 3 5\n")
     }
@@ -477,24 +465,20 @@ final class RouteFormatTests: XCTestCase {
         ]))
         let path = try temporaryFile(RouteFormats.writeGPX(routes, creator: "Pincer"), suffix: ".gpx")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let xsd = ProcessInfo.processInfo.environment["GPX11_XSD"] ?? RouteFormatTests.fixtureDirectory + "/gpx.xsd"
-        guard FileManager.default.fileExists(atPath: xsd) else { throw XCTSkip("no GPX 1.1 XSD (set GPX11_XSD or put gpx.xsd beside the fixtures)") }
-        let validate = """
-        import sys
-        try:
-            from lxml import etree
-        except ImportError:
-            print('no lxml'); sys.exit(0)
-        schema = etree.XMLSchema(etree.parse(sys.argv[2]))
-        document = etree.parse(sys.argv[1])
-        if not schema.validate(document):
-            print(schema.error_log); sys.exit(1)
-        print('valid')
-        """
-        guard let validation = try python(validate, [path, xsd]) else { throw XCTSkip("python3 is not installed") }
-        if validation.output == "no lxml\n" { throw XCTSkip("python3-lxml is not installed") }
-        XCTAssertEqual(validation.status, 0, validation.output)
-        XCTAssertEqual(validation.output, "valid\n")
+        let result = try RouteFormatTests.xmllint([path])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertEqual(result.stderr, "\(path) validates\n")
+    }
+
+    /// `xmllint --noout --nonet --schema <shared>/schemas/gpx.xsd files…`:
+    /// exit 0 when every file validates. Fails when xmllint or the schema is missing.
+    static func xmllint(_ files: [String]) throws -> Fixture.ProcessResult {
+        let xsd = Consumer.schemas + "/gpx.xsd"
+        guard FileManager.default.fileExists(atPath: xsd) else {
+            struct Missing: Error, CustomStringConvertible { let path: String; var description: String { "no GPX 1.1 schema at \(path)" } }
+            throw Missing(path: xsd)
+        }
+        return try Fixture.run(Consumer.require(Consumer.xmllint), ["--noout", "--nonet", "--schema", xsd] + files)
     }
 
     // MARK: GeoJSON
@@ -559,15 +543,22 @@ final class RouteFormatTests: XCTestCase {
             [Waypoint(Coordinate(latitude: 1e-7, longitude: -179.999), altitude: -3.5, time: 1_700_000_000.25, speed: 2)],
             [Waypoint(Coordinate(latitude: 89.9, longitude: 180)), Waypoint(Coordinate(latitude: 0, longitude: 0), time: 12, speed: 0)],
         ]))
-        // GeoJSON keeps no point names and makes every route .geojson.
+        // GeoJSON keeps no point names, makes every route .geojson, and
+        // keeps 7 decimal places of coordinates, 3 of altitudes and speeds,
+        // milliseconds of times.
+        func round(_ x: Double, _ scale: Double) -> Double { (x * scale).rounded() / scale }
         let expected = routes.map { route in
             Route(name: route.name, kind: .geojson, segments: route.segments.map { $0.map { point in
                 var point = point
                 point.name = nil
+                point.coordinate = Coordinate(latitude: round(point.coordinate.latitude, 1e7), longitude: round(point.coordinate.longitude, 1e7))
+                point.altitude = point.altitude.map { round($0, 1e3) }
+                point.speed = point.speed.map { round($0, 1e3) }
                 if let time = point.time { point.time = ISOTime.parse(ISOTime.format(time))!.seconds }
                 return point
             } })
         }
+        XCTAssertTrue(expected.contains { $0.segments.contains { $0.count == 1 } }, "single-point segments are in the test")
         let written = RouteFormats.writeGeoJSON(routes)
         let back = try RouteFormats.readGeoJSON(written)
         XCTAssertEqual(back, expected)

@@ -8,6 +8,8 @@ import Glibc
 /// no. 176, 1975), as written by Chris Veness in latlon-ellipsoidal-vincenty.js,
 /// plus a fallback for the nearly antipodal pairs where Vincenty's inverse
 /// iteration does not converge. Angles in degrees, distances in metres.
+/// Playback measures every leg with `inverse` (route lengths, durations,
+/// speeds from GPX times, distance steps).
 public enum Ellipsoidal {
     /// WGS-84 semi-major axis, metres.
     public static let equatorialRadius = 6_378_137.0

@@ -37,7 +37,11 @@ public enum RouteFormats {
     /// properties.name; properties.coordTimes or properties.times: ISO 8601
     /// strings or null, nested per line for a MultiLineString or flat;
     /// properties.speeds likewise, in m/s). Routes are of kind .geojson, named
-    /// from properties.name or "route 1" etc. Errors name the JSON path
+    /// from properties.name or "route 1" etc. A line of exactly two equal
+    /// positions (with equal times and speeds) is read as one point, the way
+    /// `writeGeoJSON` writes a single-point segment; lines cut at the
+    /// antimeridian stay separate segments (playback jumps between the two
+    /// ends of the cut, which are the same place). Errors name the JSON path
     /// ("features[1].geometry.coordinates[3]: latitude 91.0 is outside
     /// -90...90") or, for syntax, "line L, column C: ...".
     public static func readGeoJSON(_ bytes: [UInt8]) throws(LocationError) -> [Route] {
@@ -99,11 +103,15 @@ public enum RouteFormats {
         GPXWriter.write(routes, creator: creator)
     }
 
-    /// A FeatureCollection with one Feature per route: a LineString (a
-    /// MultiLineString for several non-empty segments) of [lon, lat(, alt)],
-    /// properties.name, properties.coordTimes (ISO 8601 UTC or null, nested
-    /// per line for a MultiLineString) when any point has a time, and
-    /// properties.speeds likewise when any point has a speed.
+    /// RFC 7946: a FeatureCollection with one Feature per route: a
+    /// LineString (a MultiLineString for several non-empty segments, or for a
+    /// segment cut at the antimeridian) of [lon, lat(, alt)], properties.name,
+    /// properties.coordTimes (ISO 8601 UTC or null, nested per line for a
+    /// MultiLineString) when any point has a time, and properties.speeds
+    /// likewise when any point has a speed. Coordinates to 7 decimal places,
+    /// altitudes and speeds to 3; a single-point segment is a line of that
+    /// point twice; a route without points has a null geometry. See
+    /// `GeoJSONWriter` for the antimeridian.
     public static func writeGeoJSON(_ routes: [Route]) -> [UInt8] {
         GeoJSONWriter.write(routes)
     }
@@ -517,6 +525,11 @@ enum GeoJSONReader {
                     }
                 }
             }
+            // A line of one point written twice (a single-point segment, as
+            // GeoJSONWriter writes it: RFC 7946 lines have two positions or more) is that point.
+            for i in segments.indices where segments[i].count == 2 && segments[i][0] == segments[i][1] {
+                segments[i].removeLast()
+            }
             let kept = segments.filter { !$0.isEmpty }
             emptyLines += segments.count - kept.count
             if !kept.isEmpty {
@@ -584,28 +597,35 @@ enum GeoJSONReader {
 
 // MARK: - Writers
 
+/// RFC 7946 output. Positions are [longitude, latitude(, altitude)] with
+/// longitude and latitude rounded to 7 decimal places (1.1 cm: more than any
+/// receiver resolves, and what devices record; §11.2 asks for no more
+/// precision than is meaningful) and altitudes and speeds to 3 (a
+/// millimetre). A line is never drawn across the antimeridian (§3.1.9): a
+/// leg whose shorter way crosses it (longitudes more than 180° apart) is
+/// cut where its great circle meets ±180, the crossing point written at the
+/// end of one line and the start of the next (a MultiLineString), with its
+/// time, altitude and speed interpolated at its fraction of the leg when
+/// both ends have one. A line has at least two positions (§3.1.4): a
+/// single-point segment is written as that point twice, which the reader
+/// reads back as one.
 enum GeoJSONWriter {
     static func write(_ routes: [Route]) -> [UInt8] {
         var features: [JSON] = []
         for route in routes {
-            let segments = route.segments.filter { !$0.isEmpty }
-            func line(_ points: [Waypoint]) -> JSON {
-                .array(points.map { point in
-                    var position: [JSON] = [.double(point.coordinate.longitude), .double(point.coordinate.latitude)]
-                    if let altitude = point.altitude, altitude.isFinite { position.append(.double(altitude)) }
-                    return .array(position)
-                })
+            let lines = route.segments.filter { !$0.isEmpty }.flatMap(cutAtAntimeridian)
+            let geometry: JSON
+            switch lines.count {
+            case 0: geometry = .null   // RFC 7946 §3.2: an unlocated Feature
+            case 1: geometry = .object([("type", .string("LineString")), ("coordinates", line(lines[0]))])
+            default: geometry = .object([("type", .string("MultiLineString")), ("coordinates", .array(lines.map(line)))])
             }
             func perPoint(_ value: (Waypoint) -> JSON) -> JSON {
-                let lines = segments.map { JSON.array($0.map(value)) }
-                return lines.count == 1 ? lines[0] : .array(lines)
+                let values = lines.map { JSON.array($0.map(value)) }
+                return values.count == 1 ? values[0] : .array(values)
             }
-            let geometry: JSON = segments.count == 1
-                ? .object([("type", .string("LineString")), ("coordinates", line(segments[0]))])
-                : .object([("type", .string(segments.isEmpty ? "LineString" : "MultiLineString")),
-                           ("coordinates", segments.isEmpty ? .array([]) : .array(segments.map(line)))])
             var properties: [(String, JSON)] = [("name", .string(route.name))]
-            let points = segments.flatMap { $0 }
+            let points = lines.flatMap { $0 }
             if points.contains(where: { $0.time.map { !ISOTime.format($0).isEmpty } ?? false }) {
                 properties.append(("coordTimes", perPoint { point in
                     guard let time = point.time else { return .null }
@@ -616,7 +636,7 @@ enum GeoJSONWriter {
             if points.contains(where: { $0.speed?.isFinite ?? false }) {
                 properties.append(("speeds", perPoint { point in
                     guard let speed = point.speed, speed.isFinite else { return .null }
-                    return .double(speed)
+                    return .double(rounded(speed, 3))
                 }))
             }
             features.append(.object([("type", .string("Feature")), ("properties", .object(properties)), ("geometry", geometry)]))
@@ -624,6 +644,69 @@ enum GeoJSONWriter {
         var out = JSON.object([("type", .string("FeatureCollection")), ("features", .array(features))]).serializedBytes()
         out.append(0x0A)
         return out
+    }
+
+    static func line(_ points: [Waypoint]) -> JSON {
+        .array(points.map { point in
+            var position: [JSON] = [.double(rounded(point.coordinate.longitude, 7)), .double(rounded(point.coordinate.latitude, 7))]
+            if let altitude = point.altitude, altitude.isFinite { position.append(.double(rounded(altitude, 3))) }
+            return .array(position)
+        })
+    }
+
+    /// `x` to `places` decimal places (the nearest double to the rounded
+    /// decimal, which prints as that decimal).
+    static func rounded(_ x: Double, _ places: Int) -> Double {
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        guard abs(x) < 1e15 else { return x }
+        let r = (x * scale).rounded() / scale
+        return r == 0 ? 0 : r   // no "-0.0"
+    }
+
+    /// One segment as lines none of which crosses the antimeridian, each of
+    /// at least two positions.
+    static func cutAtAntimeridian(_ segment: [Waypoint]) -> [[Waypoint]] {
+        var points = segment
+        // A point on the antimeridian takes the side of the point before it
+        // (the first point: of the first point after it off the meridian),
+        // so that only legs between the two sides are cut.
+        for i in points.indices where abs(points[i].coordinate.longitude) == 180 {
+            let neighbour = i > 0 ? points[i - 1].coordinate.longitude
+                : points.first(where: { abs($0.coordinate.longitude) != 180 })?.coordinate.longitude
+            if let neighbour { points[i].coordinate.longitude = neighbour < 0 ? -180 : 180 }
+        }
+        guard let first = points.first else { return [] }
+        var lines: [[Waypoint]] = [[first]]
+        for (p, q) in zip(points, points.dropFirst()) {
+            let a = p.coordinate, b = q.coordinate
+            if abs(b.longitude - a.longitude) > 180 {
+                let side: Double = a.longitude < 0 ? -1 : 1
+                if abs(a.longitude) == 180 {
+                    // p is on the antimeridian already: the next line starts there, on q's side.
+                    var start = p
+                    start.coordinate.longitude = -side * 180
+                    lines.append([start])
+                } else {
+                    var latitude = Spherical.crossingLatitude(a, b, longitude: 180)
+                    if !latitude.isFinite { latitude = (a.latitude + b.latitude) / 2 }   // both at a pole
+                    let crossing = Coordinate(latitude: latitude, longitude: side * 180)
+                    let whole = Spherical.distance(a, b, radius: 1)
+                    let f = whole > 0 ? min(1, max(0, Spherical.distance(a, crossing, radius: 1) / whole)) : 0
+                    func between(_ x: Double?, _ y: Double?) -> Double? {
+                        guard let x, let y, x.isFinite, y.isFinite else { return nil }
+                        return x + (y - x) * f
+                    }
+                    var end = Waypoint(crossing, altitude: between(p.altitude, q.altitude), time: between(p.time, q.time),
+                                       speed: between(p.speed, q.speed))
+                    lines[lines.count - 1].append(end)
+                    end.coordinate.longitude = -side * 180
+                    lines.append([end])
+                }
+            }
+            lines[lines.count - 1].append(q)
+        }
+        return lines.map { $0.count == 1 ? [$0[0], $0[0]] : $0 }
     }
 }
 

@@ -44,6 +44,18 @@ public enum Spherical {
         return Coordinate(latitude: degrees(φ3), longitude: normalisedLongitude(degrees(λ3)))
     }
 
+    /// The latitude at which the great circle through `a` and `b` meets the
+    /// meridian `longitude` (Ed Williams, Aviation Formulary, "latitude of
+    /// point on great circle"); the great circle must not be a meridian
+    /// (a and b on the same or opposite meridians).
+    public static func crossingLatitude(_ a: Coordinate, _ b: Coordinate, longitude: Double) -> Double {
+        let φ1 = radians(a.latitude), φ2 = radians(b.latitude)
+        let λ1 = radians(a.longitude), λ2 = radians(b.longitude), λ = radians(longitude)
+        let numerator = sin(φ1) * cos(φ2) * sin(λ - λ2) - sin(φ2) * cos(φ1) * sin(λ - λ1)
+        let denominator = cos(φ1) * cos(φ2) * sin(λ1 - λ2)
+        return degrees(atan(numerator / denominator))
+    }
+
     /// The point `distance` metres from `a` on initial bearing `bearing`.
     public static func destination(_ a: Coordinate, bearing: Double, distance: Double, radius: Double = meanRadius) -> Coordinate {
         let δ = distance / radius, θ = radians(bearing)

@@ -76,23 +76,29 @@ public struct Fix: Sendable, Equatable {
     public var altitude: Double?
     /// Degrees clockwise from true north, 0..<360.
     public var course: Double
-    /// Metres per second.
+    /// Metres per second over the ground of the route: the simulated speed,
+    /// whatever the playback rate.
     public var speed: Double
     /// Metres.
     public var horizontalAccuracy: Double
-    /// Seconds since 1970-01-01 UTC.
+    /// Seconds since 1970-01-01 UTC. From a `Player`, the wall clock when the
+    /// fix fell due; from `Timeline`, the start time plus route time.
     public var timestamp: Double
+    /// Seconds into the route (0...duration of one pass) for a fix from
+    /// playback; nil for a place.
+    public var routeTime: Double?
     /// Always true: every fix from Pincer is simulated.
     public var simulated: Bool
 
     public init(coordinate: Coordinate, altitude: Double?, course: Double, speed: Double, horizontalAccuracy: Double = 5,
-                timestamp: Double, simulated: Bool = true) {
+                timestamp: Double, routeTime: Double? = nil, simulated: Bool = true) {
         self.coordinate = coordinate
         self.altitude = altitude
         self.course = course
         self.speed = speed
         self.horizontalAccuracy = horizontalAccuracy
         self.timestamp = timestamp
+        self.routeTime = routeTime
         self.simulated = simulated
     }
 }

@@ -65,9 +65,14 @@ struct LocationCommands {
                                     ("seconds", timeline.map { .double(($0.duration * 10).rounded() / 10) } ?? .null)])
             }).serialized())
         }
-        try host.addCommand("import(file: string, name: string = \"\") -> string",
+        try host.addCommand("import(file: string, name: string = \"\", replace: bool = false) -> string",
                             summary: "Import routes from GPX 1.0/1.1 (tracks, routes, waypoints) or GeoJSON (persisted)",
-                            details: "Each track, route and the waypoint list of a GPX file becomes a route; --name renames a file's single route. Bad files are refused with the line.",
+                            details: """
+                                Each track, route and the waypoint list of a GPX file becomes a route; --name renames a file's \
+                                single route. A route of the same name imported before is kept and the import refused, unless \
+                                --replace is given; the result lists the routes replaced. Routes of one file that share a name get \
+                                " (2)", " (3)" … (with a note). Bad files are refused with the line.
+                                """,
                             changesState: true, jsonResult: true) { args in
             let bytes = try TextFile.readBytes(args[0].string)
             var (routes, notes): ([Route], [String])
@@ -76,24 +81,32 @@ struct LocationCommands {
                 guard routes.count == 1 else { throw LocError.invalid("--name needs a file with one route; \(args[0].string) has \(routes.count)") }
                 routes[0].name = args[1].string
             }
-            try store.save(routes)
+            notes += LocationCommands.uniqueNames(&routes)
+            let replaced = try store.save(routes, replace: args[2].bool, hint: routes.count == 1 ? ", or --name to import it under another name" : "")
             return .string(JSON.object([("imported", .array(routes.map { .string($0.name) })),
+                                        ("replaced", .array(replaced.map(JSON.string))),
                                         ("points", .int(Int64(routes.reduce(0) { $0 + $1.points.count }))),
                                         ("notes", .array(notes.map(JSON.string)))]).serialized())
         }
-        try host.addCommand("waypoints(name: string, points: string, speed: f64 = 0) -> string",
+        try host.addCommand("waypoints(name: string, points: string, speed: f64 = 0, replace: bool = false) -> string",
                             summary: "Make a route from waypoints: loc.waypoints walk \"37.33,-122.03 37.34,-122.02\" (persisted)",
+                            details: "A route of the same name made or imported before is kept and the command refused, unless --replace is given.",
                             changesState: true) { args in
             var route: Route
             do throws(LocationError) { route = try RouteFormats.parseWaypointList(args[1].string) } catch { throw LocError.invalid(error.message) }
             route.name = args[0].string
             if args[2].f64 > 0 { route.suggestedSpeed = args[2].f64 }
-            try store.save([route])
-            return .string("route \(route.name): \(route.points.count) waypoints")
+            let replaced = try store.save([route], replace: args[3].bool, hint: "")
+            return .string("\(replaced.isEmpty ? "route" : "replaced route") \(route.name): \(route.points.count) waypoints")
         }
         try host.addCommand("export(route: string, file: string, playback: bool = false, speed: f64 = 0, interval: f64 = 0, distance: f64 = 0) -> string",
                             summary: "Write a route (or, with --playback true, the fixes a playback would emit) as GPX 1.1 or GeoJSON",
-                            details: "The format follows the extension: .gpx or .geojson/.json.") { args in
+                            details: """
+                                The format follows the extension: .gpx (GPX 1.1, valid against its XSD) or .geojson/.json \
+                                (RFC 7946; a line crossing the antimeridian is cut there into a MultiLineString). With \
+                                --playback true, the fixes of one pass at --speed, --interval or --distance, their times \
+                                starting now and spaced by route time.
+                                """) { args in
             guard let route = store.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
             var out = route
             if args[2].bool {
@@ -117,14 +130,24 @@ struct LocationCommands {
         }
         try host.addCommand("""
             play(route: string, speed: f64 = 0, interval: f64 = 0, distance: f64 = 0, loop: bool = false, reverse: bool = false, \
-            rate: f64 = 1, json: bool = false) -> string
+            rate: f64 = 1) -> string
             """,
                             summary: "Play a route and stream its fixes (simctl-style --speed, --interval or --distance)",
                             details: """
                                 Speed comes from the route's times, then its recorded speeds, then --speed (m/s; default the \
-                                scenario's, else 20 m/s as simctl). One fix every --interval seconds (default 1) or every \
-                                --distance metres. --rate N plays N times faster than real time. --loop repeats (stop with \
-                                Ctrl-C). --json prints one JSON object per line. The fixes also reach apps through pincer.location/1.
+                                scenario's, else 20 m/s as simctl). Lengths are measured on the WGS-84 ellipsoid; positions \
+                                between waypoints follow the great circle. One fix every --interval seconds (default 1) or \
+                                every --distance metres of route. --rate N plays N times faster than real time. --loop repeats \
+                                (stop with Ctrl-C). The fixes also reach apps through pincer.location/1.
+
+                                Each fix's speed is the simulated speed over the route, whatever --rate. Its timestamp is the \
+                                wall clock when it is produced, not simulated time: apps drop fixes that are stale or in the \
+                                future, and simulated time would run ahead of the device's clock at --rate above 1 (and behind \
+                                it after a pause). So at --rate N the position moves N times as far between two timestamps as \
+                                the speed says; routeTime (t+ in text) is the simulated clock, seconds into the route.
+
+                                With --json every line is a JSON object: one per fix (latitude, longitude, altitude, course, \
+                                speed, horizontalAccuracy, timestamp, routeTime, simulated), then the shell's result object.
                                 """, changesState: true) { args in
             guard let route = store.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
             var options = try LocationCommands.options(speed: args[1].f64, interval: args[2].f64, distance: args[3].f64)
@@ -136,16 +159,18 @@ struct LocationCommands {
             let player = Player(timeline: timeline, clock: SystemClock(), startTime: LocationStore.wallClock())
             try store.set(route.points.first!.coordinate, name: route.name, source: "route")
             var count = 0
+            let json = args.wantsJSON
             while true {
                 for fix in player.due() {
                     store.publish(fix)
                     count += 1
-                    args.output((args[7].bool ? JSON.object(LocationCommands.fields(fix)).serialized() : LocationCommands.line(fix)) + "\n")
+                    if json { args.output(json: .object(LocationCommands.fields(fix))) } else { args.output(LocationCommands.line(fix) + "\n") }
                 }
                 if player.isFinished { break }
                 usleep(20_000)
             }
-            return .string("played \(route.name): \(count) fixes over \(Format.metres(timeline.length)) in \(Format.seconds(timeline.duration / options.rate))")
+            let rate = options.rate == 1 ? "" : " at ×\(options.rate == options.rate.rounded() ? NumberText.fixed(options.rate, 0) : String(options.rate))"
+            return .string("played \(route.name): \(count) fixes over \(Format.metres(timeline.length)), \(Format.seconds(timeline.duration)) of route time\(rate)")
         }
         try host.addCommand("pause() -> string", summary: "Pause the route an app is playing through pincer.location/1") { _ in
             try store.withPlayer { (p: Player) throws(LocError) in p.pause() }
@@ -207,12 +232,30 @@ struct LocationCommands {
     static func fields(_ fix: Fix) -> [(String, JSON)] {
         [("latitude", .double(fix.coordinate.latitude)), ("longitude", .double(fix.coordinate.longitude)),
          ("altitude", fix.altitude.map(JSON.double) ?? .null), ("course", .double(fix.course)), ("speed", .double(fix.speed)),
-         ("horizontalAccuracy", .double(fix.horizontalAccuracy)), ("timestamp", .double(fix.timestamp)), ("simulated", .bool(fix.simulated))]
+         ("horizontalAccuracy", .double(fix.horizontalAccuracy)), ("timestamp", .double(fix.timestamp)),
+         ("routeTime", fix.routeTime.map(JSON.double) ?? .null), ("simulated", .bool(fix.simulated))]
     }
 
     static func line(_ fix: Fix) -> String {
         "\(ISOTime.format(fix.timestamp))  \(NumberText.fixed(fix.coordinate.latitude, 6)), \(NumberText.fixed(fix.coordinate.longitude, 6))"
             + "  \(NumberText.fixed(fix.speed, 1)) m/s  course \(NumberText.fixed(fix.course, 1))°"
+            + (fix.routeTime.map { "  t+\(NumberText.fixed($0, 1)) s" } ?? "")
+    }
+
+    /// Gives the second and later of several routes sharing a name " (2)",
+    /// " (3)" …, so that importing a file keeps all of them; the notes say so.
+    static func uniqueNames(_ routes: inout [Route]) -> [String] {
+        var taken = Set<String>(), notes: [String] = []
+        for i in routes.indices {
+            let name = routes[i].name
+            guard taken.contains(name) else { taken.insert(name); continue }
+            var n = 2
+            while taken.contains("\(name) (\(n))") { n += 1 }
+            routes[i].name = "\(name) (\(n))"
+            taken.insert(routes[i].name)
+            notes.append("route \(i + 1) of the file is also named '\(name)' and was imported as '\(routes[i].name)'")
+        }
+        return notes
     }
 }
 

@@ -28,12 +28,17 @@ final class LocationStore: @unchecked Sendable {
         var currentName: String?
         var source = "off"
         var places: [Place] = []
+        /// The speed chosen with loc.waypoints --speed, by route name: GPX
+        /// has no place for it, so it is kept here beside the route's file.
+        var routeSpeeds: [String: Double] = [:]
     }
 
     private static let key = "state"
     let host: PluginHost
     private let state: Mutex<Persisted>
     private let routes: Mutex<[String: Route]>
+    /// The file each imported route is kept in, by route name.
+    private let files = Mutex<[String: String]>([:])
     private let live = Mutex<(fix: Fix?, player: Player?, token: UInt64)>((nil, nil, 0))
     private let subscribers = Mutex<(next: UInt64, list: [(UInt64, @Sendable (Fix?) -> Void)])>((1, []))
 
@@ -103,21 +108,38 @@ final class LocationStore: @unchecked Sendable {
     func route(_ name: String) -> Route? { routes.withLock { $0[name] } }
     var allRoutes: [Route] { routes.withLock { Array($0.values) }.sorted { ($0.kind == .scenario ? 0 : 1, $0.name) < ($1.kind == .scenario ? 0 : 1, $1.name) } }
 
-    /// Adds routes and keeps them as GPX in the state directory.
-    func save(_ new: [Route]) throws(LocError) {
+    /// Adds routes (their names distinct) and keeps each as a GPX file in
+    /// the state directory. A route of the same name kept before is replaced
+    /// only with `replace`; otherwise nothing is saved and the error names
+    /// the routes (followed by `hint`). Returns the names replaced.
+    @discardableResult
+    func save(_ new: [Route], replace: Bool, hint: String) throws(LocError) -> [String] {
         guard let dir = routeDirectory() else { throw .storage("the host gives this plugin no state directory, so routes cannot be kept") }
+        for route in new where Scenarios.named(route.name) != nil {
+            throw .invalid("'\(route.name)' is a built-in scenario; import under another --name")
+        }
+        let existing = routes.withLock { all in new.map(\.name).filter { all[$0] != nil } }
+        if !existing.isEmpty, !replace {
+            let list = existing.map { "'\($0)'" }.joined(separator: ", ")
+            throw .invalid("\(existing.count == 1 ? "route \(list) exists" : "routes \(list) exist") already; nothing was saved. Give --replace to replace \(existing.count == 1 ? "it" : "them")\(hint)")
+        }
         for route in new {
-            guard Scenarios.all.first(where: { $0.name == route.name }) == nil else {
-                throw .invalid("'\(route.name)' is a built-in scenario; import under another --name")
-            }
             let path = "\(dir)/\(LocationStore.fileName(route.name)).gpx"
             do {
                 try TextFile.writeAtomically(to: path) { write in try write(RouteFormats.writeGPX([route], creator: "pincer loc")) }
             } catch {
                 throw .storage("could not keep route '\(route.name)': \(error)")
             }
+            // A route replaced may have been kept under another file name (an older naming).
+            let previous = files.withLock { f in
+                defer { f[route.name] = path }
+                return f[route.name]
+            }
+            if let previous, previous != path { unlink(previous) }
         }
+        try change { s in for r in new { s.routeSpeeds[r.name] = r.suggestedSpeed } }
         routes.withLock { all in for r in new { all[r.name] = r } }
+        return existing
     }
 
     private func routeDirectory() -> String? {
@@ -130,22 +152,43 @@ final class LocationStore: @unchecked Sendable {
     private func loadImportedRoutes() {
         guard let dir = routeDirectory(), let handle = opendir(dir) else { return }
         defer { closedir(handle) }
-        var found: [Route] = []
+        var found: [(route: Route, path: String)] = []
         while let entry = readdir(handle) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard name.hasSuffix(".gpx") else { continue }
+            let path = "\(dir)/\(name)"
             do {
-                let bytes = try TextFile.readBytes("\(dir)/\(name)")
-                found += try RouteFormats.readGPX(bytes).routes
+                let bytes = try TextFile.readBytes(path)
+                found += try RouteFormats.readGPX(bytes).routes.map { ($0, path) }
             } catch {
-                host.log(.warning, "route file \(dir)/\(name) could not be read and is skipped: \(error)")
+                host.log(.warning, "route file \(path) could not be read and is skipped: \(error)")
             }
         }
-        routes.withLock { all in for r in found { all[r.name] = r } }
+        let speeds = snapshot.routeSpeeds
+        routes.withLock { all in
+            for var r in found {
+                r.route.suggestedSpeed = speeds[r.route.name]
+                all[r.route.name] = r.route
+            }
+        }
+        files.withLock { f in for r in found { f[r.route.name] = r.path } }
     }
 
+    /// The file name a route is kept under: ASCII letters, digits and '-'
+    /// as they are, every other byte of the UTF-8 name as _XX (hex), so that
+    /// two names never share a file ("a b" and "a_b" once did).
     static func fileName(_ name: String) -> String {
-        String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+        var out = ""
+        for byte in name.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
+                out.append(Character(Unicode.Scalar(byte)))
+            default:
+                let hex = Array("0123456789ABCDEF")
+                out += "_" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
+            }
+        }
+        return out.isEmpty ? "_" : out
     }
 
     /// Plays `route` on a background thread against the system clock,
@@ -249,6 +292,9 @@ final class LocationStore: @unchecked Sendable {
             .object([("id", .string(p.id)), ("name", .string(p.name)),
                      ("latitude", .double(p.coordinate.latitude)), ("longitude", .double(p.coordinate.longitude))])
         })))
+        if !s.routeSpeeds.isEmpty {
+            fields.append(("route_speeds", .object(s.routeSpeeds.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })))
+        }
         return JSON.object(fields).serialized()
     }
 
@@ -267,6 +313,9 @@ final class LocationStore: @unchecked Sendable {
             guard let id = p["id"]?.stringValue, let lat = p["latitude"]?.doubleValue, let lon = p["longitude"]?.doubleValue,
                   let c = try? Coordinate.validated(latitude: lat, longitude: lon) else { continue }
             s.places.append(Place(id: id, name: p["name"]?.stringValue ?? id, coordinate: c, kind: .custom))
+        }
+        for (name, value) in doc["route_speeds"]?.objectValue ?? [] {
+            if let speed = value.doubleValue, speed.isFinite, speed > 0 { s.routeSpeeds[name] = speed }
         }
         return .success(s)
     }
