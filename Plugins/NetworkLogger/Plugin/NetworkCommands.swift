@@ -24,7 +24,7 @@ struct NetworkCommands {
     func register(with host: PluginHost) throws {
         let store = self.store, logger = self.logger, commands = self
         try host.addCommand("list(filter: string = \"\", width: i64 = 0) -> string", summary: "Logged requests, oldest first, optionally filtered",
-                            details: NetworkCommands.filterHelp + "\n" + NetworkCommands.widthHelp, jsonResult: true) { args in
+                            details: NetworkCommands.filterHelp + "\n\n" + NetworkCommands.widthHelp, jsonResult: true) { args in
             let f = try NetworkCommands.filter(args[0].string)
             let rows = store.entries().filter(f.matches).map(\.summaryJSON)
             let width = args.wantsJSON ? nil : TerminalWidth.columns(requested: args[1].i64)
@@ -158,8 +158,8 @@ struct NetworkCommands {
     static let notPersistedNote = "the log is not persisted: these entries live in this process only and are gone when it exits (after a one-shot `pincer run`, at once); to keep them, run `pincer run net.persist DAYS` first, then import again"
 
     static let widthHelp = """
-        On a terminal the table fits its width (COLUMNS, else the terminal's): long URLs are cut with "…". \
-        --width N fits N columns anywhere; --width -1 never cuts. Piped output and --json are never cut.
+        On a terminal the table fits its width (COLUMNS, else the terminal's); long URLs end in "…".
+        --width N fits N columns anywhere, --width -1 never cuts; piped output and --json are never cut.
         """
 
     static let filterHelp = """
