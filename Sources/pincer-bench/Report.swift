@@ -251,13 +251,14 @@ extension Report {
         if let h = n.har {
             if !lines.isEmpty { lines.append("") }
             let target = "target: < \(Format.fixed(HARFigures.targetSeconds * 1000, 0)) ms"
-            add("HAR export, \(h.entries) entries, to a file", seconds(h.exportSeconds),
+            add("HAR export, \(h.entries) entries, net.export-har", seconds(h.exportSeconds),
                 "\(target)  \(Report.verdict(h.exportSeconds < HARFigures.targetSeconds))")
             add("HAR import of that file (read+parse)", seconds(h.importSeconds),
                 "\(target)  \(Report.verdict(h.importSeconds < HARFigures.targetSeconds && h.importedEntries == h.entries))")
             add("info: HAR file size", "\(Format.fixed(Double(h.fileBytes) / 1_048_576, 2)) MiB",
                 "(\(Format.fixed(Double(h.fileBytes) / Double(max(h.entries, 1)), 0)) bytes/entry)")
             add("info: store.add of the entries (redact)", seconds(Double(h.addNanoseconds) / 1e9))
+            lines.append("          export: the command's atomic write (stream to a temporary file, fsync, rename); import: read + parse, no store")
             lines.append("          best of \(h.rounds) rounds; \(h.failedEntries) failed and \(h.binaryEntries) binary entries; import gave back \(h.importedEntries), checked")
         }
         if let a = n.append {
@@ -266,7 +267,7 @@ extension Report {
                 "(\(Format.fixed(1e9 / a.atBoundRate / 1000, 2)) us/append, each evicts)")
             add("info: append, empty, bound \(a.largeBound)", appends(a.belowBoundRate),
                 "(\(Format.fixed(1e9 / a.belowBoundRate / 1000, 2)) us/append, no eviction)")
-            add("info: ratio at bound/below bound (time)", Format.ratio(a.ratio), "(about 1x: eviction is O(1))")
+            add("info: ratio at bound/below bound (time)", Format.ratio(a.ratio), a.verdict)
             add("info: append, full at bound \(a.largeBound)", appends(a.largeAtBoundRate),
                 "(\(Format.fixed(1e9 / a.largeAtBoundRate / 1000, 2)) us/append, \(Format.ratio(a.largeRatio)) below bound)")
             lines.append("          best of \(a.rounds) rounds: \(a.appends) begin+complete of a small GET exchange each, ids and count checked")

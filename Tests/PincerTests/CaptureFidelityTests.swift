@@ -87,7 +87,7 @@ final class CaptureFidelityTests: XCTestCase {
         let app = AppHost(withApp: false)
         defer { app.host.shutdown() }
         guard let recorder = NetworkRecorder(service: app.host.service(id: NetworkRecorder.serviceID)) else {
-            throw XCTSkip("no \(NetworkRecorder.serviceID) service; refused plugins: \(app.host.failures.map(\.reason))")
+            throw NetworkPluginMissing(host: app.host)
         }
         let server = try LoopbackServer(handler: Self.respond)
         defer { server.stop() }
@@ -155,7 +155,9 @@ final class CaptureFidelityTests: XCTestCase {
 
         // The log kept the server's own header lines and reason phrase.
         recorder.flush()
-        let listed = try JSONSerialization.jsonObject(with: Data(try app.text("net.list", "").utf8)) as? [[String: Any]] ?? []
+        let listed = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(try app.text("net.list", "", "-1").utf8)) as? [[String: Any]])
+        // 17 requests, three of them redirected once: one entry per hop.
+        XCTAssertEqual(listed.count, 20, "entries: \(listed.map { $0["url"] ?? "?" })")
         let repeated = try XCTUnwrap(listed.first { ($0["url"] as? String)?.hasSuffix("/repeated") == true })
         let entry = Fixture.json(try app.text("net.entry", String(try XCTUnwrap(repeated["id"] as? Int))))
         XCTAssertEqual(entry["statusText"] as? String, "Fine Thanks")
@@ -168,7 +170,7 @@ final class CaptureFidelityTests: XCTestCase {
         let app = AppHost(withApp: false)
         defer { app.host.shutdown() }
         guard let recorder = NetworkRecorder(service: app.host.service(id: NetworkRecorder.serviceID)) else {
-            throw XCTSkip("no \(NetworkRecorder.serviceID) service")
+            throw NetworkPluginMissing(host: app.host)
         }
         let server = try LoopbackServer { _ in
             Thread.sleep(forTimeInterval: 1.5)
@@ -187,7 +189,8 @@ final class CaptureFidelityTests: XCTestCase {
         XCTAssertEqual(result.error?.domain, NSURLErrorDomain)
         XCTAssertEqual(result.error?.code, NSURLErrorTimedOut)
         recorder.flush()
-        let listed = try JSONSerialization.jsonObject(with: Data(try app.text("net.list", "").utf8)) as? [[String: Any]] ?? []
+        let listed = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(try app.text("net.list", "", "-1").utf8)) as? [[String: Any]])
+        XCTAssertEqual(listed.count, 1)
         XCTAssertEqual(listed.first?["state"] as? String, "failed")
     }
 
@@ -218,7 +221,7 @@ private struct Fetched: Sendable {
             box.value = Fetched(status: http?.statusCode, headers: headers, data: data, url: http?.url, error: error as NSError?)
             done.signal()
         }.resume()
-        if done.wait(timeout: .now() + 30) == .timedOut { XCTFail("no answer for \(request)") }
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success, "no answer for \(request)")
         return box.value
     }
 }

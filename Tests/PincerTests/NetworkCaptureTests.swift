@@ -62,9 +62,8 @@ final class NetworkCaptureTests: XCTestCase {
         XCTAssertEqual(requestBody["size"] as? Int, binary.count)
         let responseBody = try XCTUnwrap(entry["responseBody"] as? [String: Any])
         XCTAssertEqual(responseBody["size"] as? Int, 8)
-        if responseBody["payload"] as? String == "stored" {
-            XCTAssertEqual(responseBody["text"] as? String, "created!")
-        }
+        XCTAssertEqual(responseBody["payload"] as? String, "stored")
+        XCTAssertEqual(responseBody["text"] as? String, "created!")
         XCTAssertEqual(entry["redirectURL"] as? String ?? "", "", "no redirect")
     }
 
@@ -421,7 +420,7 @@ private final class Harness {
         server = try LoopbackServer(handler: handler)
         guard let recorder = NetworkRecorder(service: app.host.service(id: NetworkRecorder.serviceID)) else {
             server.stop()
-            throw XCTSkip("no \(NetworkRecorder.serviceID) service; refused plugins: \(app.host.failures.map(\.reason))")
+            throw NetworkPluginMissing(host: app.host)
         }
         self.recorder = recorder
         configuration = .pincerLogged(base: .default, recorder: recorder)
@@ -452,7 +451,7 @@ private final class Harness {
     /// The log's summaries.
     func list() throws -> [[String: Any]] {
         recorder.flush() // capture records on a background queue
-        let text = try app.text("net.list", "")
+        let text = try app.text("net.list", "", "-1") // never cut to a terminal's width
         let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
         return try XCTUnwrap(object as? [[String: Any]], text)
     }
@@ -469,6 +468,16 @@ private final class Harness {
     /// A header's value in an entry's header list.
     func header(_ name: String, in list: Any?) -> String? {
         (list as? [[String: Any]])?.first { ($0["name"] as? String)?.lowercased() == name.lowercased() }?["value"] as? String
+    }
+}
+
+/// The built `net` plugin did not load or published no usable service: a
+/// failure, not a skip, since every capture test depends on it.
+struct NetworkPluginMissing: Error, CustomStringConvertible {
+    let description: String
+    init(host: PincerHost.Host) {
+        description = "the built-in net plugin published no usable \(NetworkRecorder.serviceID) service; "
+            + "loaded: \(host.plugins.map(\.id)); refused: \(host.failures.map(\.reason))"
     }
 }
 

@@ -1,5 +1,14 @@
+import Foundation
 import XCTest
 @testable import NetworkLog
+
+/// Per-worker results from concurrentPerform.
+private final class LockedResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var byWorker: [Int: [[Bool]]] = [:]
+    func set(_ worker: Int, _ runs: [[Bool]]) { lock.withLock { byWorker[worker] = runs } }
+    func get(_ worker: Int) -> [[Bool]] { lock.withLock { byWorker[worker] ?? [] } }
+}
 
 final class NetworkFilterTests: XCTestCase {
     // MARK: Helpers
@@ -55,8 +64,30 @@ final class NetworkFilterTests: XCTestCase {
             XCTAssertTrue(f.matches(entry(state: .pending)))
             XCTAssertTrue(f.matches(entry(state: .failed)))
         }
-        func isSendable(_ value: some Sendable) -> Bool { true }
-        if let f = filter("~m GET") { XCTAssertTrue(isSendable(f)) }
+    }
+
+    /// One parsed filter is shared by every thread that lists or exports:
+    /// NetworkFilter must be Sendable (the compiler checks the requirement
+    /// below) and give the same answers when used from many threads at once.
+    func testOneFilterUsedFromManyThreadsAgrees() throws {
+        func requireSendable<T: Sendable>(_: T.Type) {}
+        requireSendable(NetworkFilter.self)
+        let f = try XCTUnwrap(filter(#"~m ^(GET|POST)$ & ~u /items/[0-9]+ & !~c 404 | ~b needle"#))
+        let entries = (0..<400).map { i -> NetworkEntry in
+            var e = entry(i % 3 == 0 ? "POST" : i % 3 == 1 ? "GET" : "PUT", "https://example.com/items/\(i)", status: i % 5 == 0 ? 404 : 200)
+            if i % 7 == 0 { e.responseBody = body("has a needle in it") }
+            return e
+        }
+        let expected = entries.map(f.matches)
+        XCTAssertTrue(expected.contains(true) && expected.contains(false), "the filter must split the entries")
+        let results = LockedResults()
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            results.set(worker, (0..<20).map { _ in entries.map(f.matches) })
+        }
+        for worker in 0..<8 {
+            XCTAssertEqual(results.get(worker).count, 20, "worker \(worker) ran")
+            for run in results.get(worker) { XCTAssertEqual(run, expected, "worker \(worker)") }
+        }
     }
 
     // MARK: Precedence

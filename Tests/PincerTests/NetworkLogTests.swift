@@ -97,13 +97,12 @@ final class NetworkLogTests: XCTestCase {
 
     /// Every shared HAR fixture imports or is rejected with a message, and the counts add up.
     func testEveryFixtureHARImportsOrIsRejected() throws {
-        let dir = Fixture.packageRoot + "/../shared/fixtures/har"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else {
-            throw XCTSkip("\(dir) is not present (fixtures live beside the checkout)")
-        }
+        let dir = try harFixtureDirectory
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir)
         let app = AppHost(withApp: false)
         try app.run("net.limits", "100000")
         var imported = 0
+        var rejected: [String] = []
         for name in names.sorted() where name.hasSuffix(".har") || name.hasSuffix(".json") {
             let path = "\(dir)/\(name)"
             do {
@@ -112,9 +111,11 @@ final class NetworkLogTests: XCTestCase {
                 XCTAssertEqual(i + s + (report["ignored"]?.int64Value ?? 0), t, name)
                 imported += Int(i)
             } catch let error as CommandFailure {
+                rejected.append(name)
                 XCTAssertTrue(error.message.hasPrefix(path + ": "), "\(name): \(error.message)")
             }
         }
+        XCTAssertEqual(Set(rejected), HARConformanceTests.notHAR)
         XCTAssertGreaterThan(imported, 20)
         XCTAssertEqual(try app.json("net.list").arrayValue?.count, imported)
     }
@@ -153,21 +154,193 @@ final class NetworkLogTests: XCTestCase {
         tail.standardOutput = out
         try tail.run()
         usleep(500_000)
-        let har = Fixture.packageRoot + "/../shared/fixtures/har/mitmproxy-successful_log.har"
-        guard FileManager.default.fileExists(atPath: har) else {
-            tail.terminate()
-            throw XCTSkip("\(har) is not present")
-        }
+        let har = try harFixtureDirectory + "/mitmproxy-successful_log.har"
         let imported = try Fixture.pincer(["run", "net.import-har", har], stateDir: state)
         XCTAssertEqual(imported.status, 0, imported.stderr)
         let deadline = Date().addingTimeInterval(10)
         while tail.isRunning && Date() < deadline { usleep(50_000) }
-        if tail.isRunning { tail.terminate(); XCTFail("net.tail did not stop after two entries") }
+        let stillRunning = tail.isRunning
+        if stillRunning { tail.terminate() }
+        XCTAssertFalse(stillRunning, "net.tail did not stop after two entries")
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let lines = text.split(separator: "\n")
         XCTAssertEqual(lines.count, 3, text) // two entries and the closing summary
         XCTAssertTrue(lines.first?.hasPrefix("#1  ") == true, text)
         XCTAssertEqual(lines.last, "followed 2 entries")
+    }
+
+    // MARK: - Through the built pincer: import without persistence, net.show, net.list
+
+    /// A one-shot `pincer run net.import-har` into a log that is not
+    /// persisted says where its entries live and how to keep them; with
+    /// persistence on they are there for the next process.
+    func testImportWithoutPersistenceSaysSoAndPersistedImportIsKept() throws {
+        let state = Fixture.temporaryDirectory("pincer-net-import")
+        let har = try harFixtureDirectory + "/mitmproxy-firefox.har"
+        let memory = try Fixture.pincer(["run", "net.import-har", har, "--json"], stateDir: state)
+        XCTAssertEqual(memory.status, 0, memory.stderr)
+        let report = try XCTUnwrap(Fixture.json(memory.stdout)["result"] as? [String: Any])
+        XCTAssertEqual(report["imported"] as? Int, 14)
+        XCTAssertEqual(report["persisted"] as? Bool, false)
+        let note = try XCTUnwrap(report["note"] as? String)
+        XCTAssertTrue(note.contains("live in this process only"), note)
+        XCTAssertTrue(note.contains("net.persist DAYS"), note)
+        // As text, the note is there too.
+        let text = try Fixture.pincer(["run", "net.import-har", har], stateDir: state)
+        XCTAssertTrue(text.stdout.contains("persisted  false"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("note       the log is not persisted: these entries live in this process only"), text.stdout)
+        // And it is true: the next process has nothing.
+        let empty = try Fixture.pincer(["run", "net.list", "--json"], stateDir: state)
+        XCTAssertEqual((Fixture.json(empty.stdout)["result"] as? [Any])?.count, 0, empty.stdout)
+
+        XCTAssertEqual(try Fixture.pincer(["run", "net.persist", "7"], stateDir: state).status, 0)
+        let kept = try Fixture.pincer(["run", "net.import-har", har, "--json"], stateDir: state)
+        let keptReport = try XCTUnwrap(Fixture.json(kept.stdout)["result"] as? [String: Any])
+        XCTAssertEqual(keptReport["persisted"] as? Bool, true)
+        XCTAssertEqual(keptReport["logFile"] as? String, state + "/network-log.ndjson")
+        XCTAssertNil(keptReport["note"])
+        let listed = try Fixture.pincer(["run", "net.list", "--json"], stateDir: state)
+        XCTAssertEqual((Fixture.json(listed.stdout)["result"] as? [Any])?.count, 14, listed.stdout)
+    }
+
+    /// net.show prints at most --limit bytes of each body (4096 unless told),
+    /// says how much it left out, and prints everything with --limit 0.
+    func testShowLimitsBodiesAndSaysWhatItLeftOut() throws {
+        let state = Fixture.temporaryDirectory("pincer-net-show")
+        XCTAssertEqual(try Fixture.pincer(["run", "net.persist", "1"], stateDir: state).status, 0)
+        let lines = (1...2000).map { "line \($0) of the body, and some more text to make it longer" }
+        let body = lines.joined(separator: "\n") + "\n"
+        let har = state + "/big.har"
+        try """
+        {"log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": [
+          {"startedDateTime": "2024-05-01T10:00:00Z", "time": 1,
+           "request": {"method": "GET", "url": "https://example.com/big", "headers": []},
+           "response": {"status": 200, "statusText": "OK", "headers": [{"name": "Content-Type", "value": "text/plain"}],
+                        "content": {"size": \(body.utf8.count), "mimeType": "text/plain", "text": \(JSON.quote(body))}}}]}}
+        """.write(toFile: har, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try Fixture.pincer(["run", "net.import-har", har], stateDir: state).status, 0)
+
+        let cut = try Fixture.pincer(["run", "net.show", "1"], stateDir: state)
+        XCTAssertEqual(cut.status, 0, cut.stderr)
+        let shown = body.utf8.prefix(4096)
+        XCTAssertTrue(cut.stdout.contains(String(decoding: shown, as: UTF8.self)), "the first 4096 bytes")
+        // The rest starts mid-line and ends with a line break: its line breaks count its lines.
+        let restLines = body.utf8.dropFirst(4096).filter { $0 == 0x0A }.count
+        XCTAssertTrue(cut.stdout.contains("… (\(body.utf8.count - 4096) more bytes, \(restLines) lines, of \(body.utf8.count) not shown; net.show 1 --limit 0 prints all of it)"),
+                      String(cut.stdout.suffix(600)))
+        XCTAssertLessThan(cut.stdout.utf8.count, 4096 + 1000)
+        XCTAssertFalse(cut.stdout.contains(lines.last!))
+
+        let all = try Fixture.pincer(["run", "net.show", "1", "--limit", "0"], stateDir: state)
+        XCTAssertTrue(all.stdout.contains(body), "everything with --limit 0")
+        XCTAssertFalse(all.stdout.contains("not shown"))
+        let small = try Fixture.pincer(["run", "net.show", "1", "--limit", "10"], stateDir: state)
+        XCTAssertTrue(small.stdout.contains("\n<\nline 1 of \n… (\(body.utf8.count - 10) more bytes, 2000 lines, of \(body.utf8.count) not shown"), small.stdout)
+        let negative = try Fixture.pincer(["run", "net.show", "1", "--limit", "-1"], stateDir: state)
+        XCTAssertNotEqual(negative.status, 0)
+        XCTAssertTrue(negative.stderr.contains("limit must be 0 (everything) or more"), negative.stderr)
+    }
+
+    /// On a terminal net.list fits its width (COLUMNS, else the tty's); piped
+    /// or with --json nothing is cut.
+    func testListFitsTheTerminalAndCutsNothingElsewhere() throws {
+        let state = Fixture.temporaryDirectory("pincer-net-list")
+        XCTAssertEqual(try Fixture.pincer(["run", "net.persist", "1"], stateDir: state).status, 0)
+        let long = "https://api.example.com/v1/" + String(repeating: "segment/", count: 20) + "end?query=" + String(repeating: "x", count: 50)
+        let har = state + "/urls.har"
+        try """
+        {"log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": [
+          {"startedDateTime": "2024-05-01T10:00:00Z", "time": 12.5, "request": {"method": "GET", "url": "https://short.example.com/"},
+           "response": {"status": 200, "content": {"size": 0, "mimeType": "text/plain"}}},
+          {"startedDateTime": "2024-05-01T10:00:01Z", "time": 3, "request": {"method": "POST", "url": \(JSON.quote(long))},
+           "response": {"status": 404, "content": {"size": 0, "mimeType": "text/plain"}}},
+          {"startedDateTime": "2024-05-01T10:00:02Z", "time": 3, "request": {"method": "GET", "url": "https://evil.example.com/\\u001b[31mred"},
+           "response": {"status": 200, "content": {"size": 0, "mimeType": "text/plain"}}}]}}
+        """.write(toFile: har, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try Fixture.pincer(["run", "net.import-har", har], stateDir: state).status, 0)
+        var env = ProcessInfo.processInfo.environment
+        env["PINCER_STATE_DIR"] = state
+        env.removeValue(forKey: "PINCER_PLUGIN_PATH")
+        env.removeValue(forKey: "COLUMNS")
+
+        func onTerminal(columns: Int, _ arguments: [String], environment: [String: String]) throws -> [String] {
+            let result = try Fixture.run(Consumer.require(Consumer.debianPython),
+                                         ["-c", Self.ptyRunner, String(columns), Fixture.pincer] + arguments, environment: environment)
+            XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        // The tty's width.
+        let narrow = try onTerminal(columns: 100, ["run", "net.list"], environment: env)
+        XCTAssertEqual(narrow.count, 4, narrow.joined(separator: "\n"))
+        XCTAssertTrue(narrow[0].hasPrefix("ID"), narrow[0])
+        for line in narrow { XCTAssertLessThanOrEqual(line.count, 100, line) }
+        XCTAssertTrue(narrow[2].contains("https://api.example.com/v1/segment/"), narrow[2])
+        XCTAssertTrue(narrow[2].contains("…"), narrow[2])
+        XCTAssertEqual(narrow.map(\.count).max(), 100, "the widest line fills the terminal")
+        XCTAssertTrue(narrow[1].contains("https://short.example.com/"), "short URLs are whole")
+        XCTAssertTrue(narrow[3].contains("https://evil.example.com/\\u{1B}[31mred"), "control characters are escaped: \(narrow[3])")
+        XCTAssertFalse(narrow.joined().contains("\u{1B}"))
+        // COLUMNS wins over the tty's width.
+        var wide = env
+        wide["COLUMNS"] = "120"
+        let wider = try onTerminal(columns: 100, ["run", "net.list"], environment: wide)
+        XCTAssertEqual(wider.map(\.count).max(), 120, wider.joined(separator: "\n"))
+        // --json on a terminal, and any piped output, keep every URL whole.
+        let json = try onTerminal(columns: 100, ["run", "net.list", "--json"], environment: env).joined()
+        XCTAssertTrue(json.contains(long), json)
+        var piped = env
+        piped["COLUMNS"] = "40"
+        let pipedText = try Fixture.run(Fixture.pincer, ["run", "net.list"], environment: piped).stdout
+        XCTAssertTrue(pipedText.contains(long), pipedText)
+        // --width asks for a width anywhere; --width -1 never cuts.
+        let ninety = try Fixture.run(Fixture.pincer, ["run", "net.list", "", "--width", "90"], environment: env).stdout
+        XCTAssertEqual(ninety.split(separator: "\n").map(\.count).max(), 90, ninety)
+        let never = try onTerminal(columns: 100, ["run", "net.list", "", "--width", "-1"], environment: env).joined()
+        XCTAssertTrue(never.contains(long), never)
+    }
+
+    /// Runs a program on a pseudo-terminal of the given width; prints what it wrote.
+    static let ptyRunner = """
+    import fcntl, os, pty, struct, subprocess, sys, termios
+    columns = int(sys.argv[1])
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    child = subprocess.Popen(sys.argv[2:], stdin=follower, stdout=follower, stderr=subprocess.PIPE, close_fds=True)
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    err = child.stderr.read()
+    child.wait()
+    sys.stdout.write(out.decode("utf-8", "replace").replace("\\r\\n", "\\n"))
+    sys.stderr.write(err.decode("utf-8", "replace"))
+    sys.exit(child.returncode)
+    """
+
+    func testFitCutsOnlyTheURLColumnToTheWidth() {
+        func row(_ id: Int, _ url: String) -> JSON {
+            var e = NetworkEntry(source: .imported, startedAt: 0, method: "GET", url: url)
+            e.id = UInt64(id)
+            e.state = .complete
+            e.status = 200
+            return e.summaryJSON
+        }
+        let rows = [row(1, "https://a.example.com/" + String(repeating: "p", count: 200)), row(22, "https://b.example.com/")]
+        let fitted = NetworkEntry.fit(rows, width: 80)
+        let urls = fitted.compactMap { $0["url"]?.stringValue }
+        XCTAssertTrue(urls[0].hasSuffix("…"))
+        XCTAssertEqual(urls[1], "https://b.example.com/")
+        // The other columns: ID(2) METHOD(6) STATUS(6) STATE(8) DURATION(8) SIZE(4) SOURCE(8), seven gaps of two.
+        XCTAssertEqual(urls[0].count, 80 - (2 + 6 + 6 + 8 + 8 + 4 + 8) - 14)
+        XCTAssertEqual(fitted[0]["id"], rows[0]["id"])
+        XCTAssertEqual(NetworkEntry.fit(rows, width: 10).first?["url"]?.stringValue?.count, 12, "at least 12 characters of URL")
+        XCTAssertEqual(NetworkEntry.fit([], width: 80), [])
     }
 
     /// Large HARs are parsed entry by entry in parallel; the result must be

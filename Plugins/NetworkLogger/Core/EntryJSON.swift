@@ -26,6 +26,42 @@ extension NetworkEntry {
                  ("source", .string(source.rawValue))])
     }
 
+    /// `net.list` rows made to fit `width` terminal columns as the shell lays
+    /// a table out (each column as wide as its widest cell or its header,
+    /// two spaces between, nulls as "-"): the URL column gets what the
+    /// others leave, at least 12 characters, and a longer URL ends in "…".
+    /// Control characters in text cells become visible escapes, so a logged
+    /// URL cannot drive the terminal.
+    public static func fit(_ rows: [JSON], width: Int) -> [JSON] {
+        func cell(_ v: JSON) -> String {
+            switch v {
+            case .null: "-"
+            case .string(let s): s
+            default: v.serialized()
+            }
+        }
+        let cleaned: [[(String, JSON)]] = rows.map { row in
+            (row.objectValue ?? []).map { key, value in
+                if case .string(let s) = value { return (key, JSON.string(TextExport.clean(s))) }
+                return (key, value)
+            }
+        }
+        var columns: [String] = []
+        for row in cleaned { for (key, _) in row where !columns.contains(key) { columns.append(key) } }
+        guard columns.contains("url") else { return cleaned.map(JSON.object) }
+        var others = 2 * (columns.count - 1)
+        for key in columns where key != "url" {
+            others += cleaned.reduce(key.count) { widest, row in max(widest, row.first { $0.0 == key }.map { cell($0.1).count } ?? 0) }
+        }
+        let budget = max(12, width - others)
+        return cleaned.map { row in
+            .object(row.map { key, value in
+                guard key == "url", case .string(let url) = value, url.count > budget else { return (key, value) }
+                return (key, .string(String(url.prefix(budget - 1)) + "…"))
+            })
+        }
+    }
+
     public init(json: JSON) throws(EntryDecodingError) {
         func need<T>(_ key: String, _ read: (JSON) -> T?) throws(EntryDecodingError) -> T {
             guard let v = json[key], let t = read(v) else { throw EntryDecodingError(message: "missing or malformed \"\(key)\"") }

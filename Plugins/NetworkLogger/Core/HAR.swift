@@ -17,12 +17,28 @@
 //   bodySize 0 and `_error` (the transport error, or a sentence saying there
 //   was no response).
 // - `serverIPAddress` only when it is a valid IPv4 or IPv6 address.
-// - Bodies whose bytes are valid UTF-8 with a textual media type (or an
-//   unknown one) are `text`; any other stored body is base64 with
-//   `"encoding": "base64"` (in `content` and, as an extension, in `postData`).
+// - Bodies are written so that the bytes come back exactly, in Pincer and
+//   in mitmproxy 11 (`mitmdump -r file.har`), which is stricter than HAR
+//   1.2 about it (see HARCharset below):
+//   - response `content`: `text` when a reader gets the same bytes back
+//     whichever charset rule it follows (ASCII, UTF-8 with a charset that is
+//     UTF-8 for every reader, latin-1 text when latin-1 is declared); any
+//     other stored body is base64 with `"encoding": "base64"`, which HAR 1.2
+//     defines for `content`;
+//   - request `postData`: HAR 1.2 defines no `encoding` there, and mitmproxy
+//     encodes `text` with the request's charset as it infers it (UTF-8 for
+//     JSON or a declared UTF-8, otherwise latin-1). So `text` is the UTF-8
+//     text where that charset is UTF-8, and the latin-1 text (one character
+//     per byte) where it is latin-1, marked `"_encoding": "latin-1"` when
+//     that differs from plain text; both round-trip byte for byte. Only a
+//     body the inferred charset cannot carry (not UTF-8 under a UTF-8
+//     charset, or another charset) is base64 with `"_encoding": "base64"`
+//     and a `comment`: mitmproxy reads that one as the base64 text.
 // - Bodies the log does not hold (withheld/skipped/dropped) keep `size` (the
-//   original size), have no `text`, and carry `_bodyState`
-//   ("withheld"/"skipped"/"dropped") and `_bodyWithheld` (why, for people).
+//   original size), carry `_bodyState` ("withheld"/"skipped"/"dropped"),
+//   `_bodyWithheld` (why, for people) and the same reason in `comment`; a
+//   request's `postData` has `"text": ""` (HAR 1.2 requires `text`, and
+//   mitmproxy refuses the whole file without it).
 // - `queryString` comes from the (redacted) URL, `cookies` from the Cookie
 //   request headers and Set-Cookie response headers (name, value, path,
 //   domain, httpOnly, secure; `expires` is left out).
@@ -87,6 +103,22 @@ public enum HARExport {
         var out: [UInt8] = []
         write(entries, creator: creator) { out.append(contentsOf: $0) }
         return out
+    }
+
+    /// Writes the document to `path` as `net.export-har` does: streamed into
+    /// a temporary file beside it, flushed to disk (fsync) and renamed over
+    /// `path`, so a reader never sees half a file. Returns the bytes written.
+    @discardableResult
+    public static func writeFile(_ entries: some Sequence<NetworkEntry>, creator: (name: String, version: String),
+                                 to path: String) throws -> Int {
+        var written = 0
+        try TextFile.writeAtomically(to: path) { write in
+            try HARExport.write(entries, creator: creator) { chunk in
+                try write(chunk)
+                written += chunk.count
+            }
+        }
+        return written
     }
 
     /// One HAR entry object.
@@ -171,15 +203,41 @@ public enum HARExport {
     private static func content(_ body: Body, contentType: String?) -> JSON {
         let mime = contentType ?? (body.mimeType.isEmpty ? "x-unknown" : body.mimeType)
         var fields: [(String, JSON)] = [("size", .int(Int64(bodySize(body)))), ("mimeType", .string(mime))]
-        appendPayload(body, contentType: contentType, to: &fields)
+        if case .stored(let bytes) = body.payload {
+            if let text = HARCharset.responseText(bytes, mediaType: BodyText.mediaTypeOf(body, contentType: contentType),
+                                                  contentType: contentType) {
+                fields.append(("text", .string(text)))
+            } else {
+                fields.append(("text", .string(Base64.encode(bytes))))
+                fields.append(("encoding", .string("base64")))
+            }
+        } else {
+            appendMissing(body, to: &fields)
+        }
         return .object(fields)
     }
 
     private static func postData(_ body: Body, contentType: String?) -> JSON {
         let mime = contentType ?? body.mimeType
         var fields: [(String, JSON)] = [("mimeType", .string(mime))]
-        appendPayload(body, contentType: contentType, to: &fields)
-        if case .stored(let bytes) = body.payload, BodyText.mediaTypeOf(body, contentType: contentType) == "application/x-www-form-urlencoded",
+        guard case .stored(let bytes) = body.payload else {
+            // HAR 1.2 requires `text`; the comment and _bodyWithheld say why it is empty.
+            fields.append(("text", .string("")))
+            appendMissing(body, to: &fields)
+            return .object(fields)
+        }
+        switch HARCharset.requestText(bytes, contentType: contentType) {
+        case .text(let text):
+            fields.append(("text", .string(text)))
+        case .latin1(let text):
+            fields.append(("text", .string(text)))
+            fields.append(("_encoding", .string("latin-1")))
+        case .base64(let text, let why):
+            fields.append(("text", .string(text)))
+            fields.append(("_encoding", .string("base64")))
+            fields.append(("comment", .string(why)))
+        }
+        if BodyText.mediaTypeOf(body, contentType: contentType) == "application/x-www-form-urlencoded",
            let text = String(validating: bytes, as: UTF8.self) {
             let params = FormEncoding.pairs(text).map { JSON.object([("name", .string($0.name)), ("value", .string($0.value))]) }
             fields.append(("params", .array(params)))
@@ -187,27 +245,30 @@ public enum HARExport {
         return .object(fields)
     }
 
-    private static func appendPayload(_ body: Body, contentType: String?, to fields: inout [(String, JSON)]) {
+    /// A body the log does not hold (or never had): why, for our import and for people.
+    private static func appendMissing(_ body: Body, to fields: inout [(String, JSON)]) {
+        let state: String
+        let reason: String
         switch body.payload {
+        case .stored:
+            return
         case .none:
-            break
-        case .stored(let bytes):
-            if let text = BodyText.text(bytes, mediaType: BodyText.mediaTypeOf(body, contentType: contentType)) {
-                fields.append(("text", .string(text)))
-            } else {
-                fields.append(("text", .string(Base64.encode(bytes))))
-                fields.append(("encoding", .string("base64")))
-            }
-        case .withheld(let reason):
-            fields.append(("_bodyState", .string("withheld")))
-            fields.append(("_bodyWithheld", .string(reason.isEmpty ? "withheld" : reason)))
+            guard body.size > 0 else { return }
+            fields.append(("comment", .string("not recorded")))
+            return
+        case .withheld(let why):
+            state = "withheld"
+            reason = why.isEmpty ? "withheld" : why
         case .skipped:
-            fields.append(("_bodyState", .string("skipped")))
-            fields.append(("_bodyWithheld", .string(BodyText.skippedReason)))
+            state = "skipped"
+            reason = BodyText.skippedReason
         case .dropped:
-            fields.append(("_bodyState", .string("dropped")))
-            fields.append(("_bodyWithheld", .string(BodyText.droppedReason)))
+            state = "dropped"
+            reason = BodyText.droppedReason
         }
+        fields.append(("_bodyState", .string(state)))
+        fields.append(("_bodyWithheld", .string(reason)))
+        fields.append(("comment", .string("body not included (\(state)): \(reason)")))
     }
 
     private static func queryString(_ url: String) -> [JSON] {
@@ -290,10 +351,16 @@ public struct HARImportResult: Sendable {
 /// - Status 0 (or a response without a numeric status) imports as failed,
 ///   with the response's `_error` as the error, else "no response (status 0 in HAR)";
 ///   an `_error` beside a real status becomes a note.
-/// - Bodies: `text` (base64-decoded when `encoding` is "base64"); postData
-///   `params` are form-encoded when `text` is absent or empty; a body the file
-///   does not include (size > 0, no text) becomes `.withheld`; our own
-///   `_bodyState` is read back; invalid base64 becomes `.withheld` with a note.
+/// - Bodies: `text` is base64-decoded when `encoding` (or our postData
+///   `_encoding`) is "base64", latin-1 encoded when `_encoding` is
+///   "latin-1", and otherwise encoded with the body's charset as the
+///   file's writer chose it (HARCharset): mitmproxy writes binary and
+///   unlabelled bodies as latin-1 text, so a file whose creator is mitmproxy
+///   is read with mitmproxy's rule and its bytes come back exactly; other
+///   files with the declared charset, else UTF-8. postData `params` are
+///   form-encoded when `text` is absent or empty; a body the file does not
+///   include (size > 0, no text) becomes `.withheld`; our own `_bodyState`
+///   is read back; invalid base64 becomes `.withheld` with a note.
 public enum HARImport {
     public static func read(_ bytes: [UInt8]) throws(HARImportError) -> HARImportResult {
         if let fast = EntriesSplitter.read(bytes) { return fast }
@@ -301,7 +368,8 @@ public enum HARImport {
         do { root = try JSON.parse(bytes: bytes) } catch { throw .notJSON(error) }
         let (log, list) = try logAndEntries(root)
         // Entries convert independently: spread them over the processors.
-        return result(log: log, Parallel.map(list) { entry($0) })
+        let rule = HARCharset.Rule(creator: log)
+        return result(log: log, Parallel.map(list) { entry($0, rule: rule) })
     }
 
     /// `log` and `log.entries` of a parsed document, or why it is not HAR.
@@ -336,7 +404,8 @@ public enum HARImport {
 
     struct SkipReason: Error { let message: String }
 
-    static func entry(_ json: JSON) -> Result<NetworkEntry, SkipReason> {
+    /// One entry; `rule` is how its bodies' `text` becomes bytes (from `log.creator`).
+    static func entry(_ json: JSON, rule: HARCharset.Rule = .declaredOrUTF8) -> Result<NetworkEntry, SkipReason> {
         guard case .object = json else { return .failure(SkipReason(message: "the entry is \(article(json.typeName)), not an object")) }
         guard let request = json["request"], request != .null else { return .failure(SkipReason(message: "the entry has no request")) }
         guard case .object = request else { return .failure(SkipReason(message: "the request is \(article(request.typeName)), not an object")) }
@@ -361,7 +430,7 @@ public enum HARImport {
             entry.httpVersion = v
         }
         entry.requestHeaders = headers(request["headers"], side: "request", notes: &notes)
-        entry.requestBody = requestBody(request, headers: entry.requestHeaders, notes: &notes)
+        entry.requestBody = requestBody(request, headers: entry.requestHeaders, rule: rule, notes: &notes)
 
         if let response {
             let status = response["status"]?.int64Value.flatMap { Int(exactly: $0) } ?? 0
@@ -371,7 +440,7 @@ public enum HARImport {
                 entry.status = status
                 entry.statusText = response["statusText"]?.stringValue ?? ""
                 entry.responseHeaders = headers(response["headers"], side: "response", notes: &notes)
-                entry.responseBody = responseBody(response, headers: entry.responseHeaders, notes: &notes)
+                entry.responseBody = responseBody(response, headers: entry.responseHeaders, rule: rule, notes: &notes)
                 entry.redirectURL = response["redirectURL"]?.stringValue ?? ""
                 if let harError { notes.append("HAR _error: \(harError)") }
             } else {
@@ -439,7 +508,7 @@ public enum HARImport {
         return out
     }
 
-    static func requestBody(_ request: JSON, headers: [Header], notes: inout [String]) -> Body {
+    static func requestBody(_ request: JSON, headers: [Header], rule: HARCharset.Rule, notes: inout [String]) -> Body {
         let declared = request["bodySize"]?.int64Value.flatMap { Int(exactly: $0) } ?? -1
         guard let post = request["postData"], case .object = post else {
             return declared > 0 ? Body(payload: .withheld(reason: "not included in the HAR file"), size: declared,
@@ -452,7 +521,8 @@ public enum HARImport {
         }
         var bytes: [UInt8]?
         if let text = post["text"]?.stringValue, !text.isEmpty {
-            bytes = decodeText(text, encoding: post["encoding"]?.stringValue ?? post["_encoding"]?.stringValue,
+            bytes = decodeText(text, encoding: post["_encoding"]?.stringValue ?? post["encoding"]?.stringValue,
+                               contentType: headers.first("Content-Type") ?? post["mimeType"]?.stringValue, rule: rule,
                                what: "request body", notes: &notes)
             if bytes == nil {
                 return Body(payload: .withheld(reason: "the HAR file's base64 is not valid"), size: max(declared, 0), mimeType: mime)
@@ -473,7 +543,7 @@ public enum HARImport {
         return Body(payload: .stored(bytes), size: declared > 0 ? declared : bytes.count, mimeType: mime)
     }
 
-    static func responseBody(_ response: JSON, headers: [Header], notes: inout [String]) -> Body {
+    static func responseBody(_ response: JSON, headers: [Header], rule: HARCharset.Rule, notes: inout [String]) -> Body {
         guard let content = response["content"], case .object = content else {
             return Body(payload: .none, size: 0, mimeType: mediaType(headers.first("Content-Type")))
         }
@@ -491,7 +561,9 @@ public enum HARImport {
             }
             return Body(payload: .none, size: 0, mimeType: mime)
         }
-        guard let bytes = decodeText(text, encoding: content["encoding"]?.stringValue, what: "response body", notes: &notes) else {
+        guard let bytes = decodeText(text, encoding: content["encoding"]?.stringValue,
+                                     contentType: headers.first("Content-Type") ?? content["mimeType"]?.stringValue, rule: rule,
+                                     what: "response body", notes: &notes) else {
             return Body(payload: .withheld(reason: "the HAR file's base64 is not valid"), size: max(declared, 0), mimeType: mime)
         }
         return Body(payload: .stored(bytes), size: declared > 0 ? declared : bytes.count, mimeType: mime)
@@ -508,14 +580,31 @@ public enum HARImport {
         }
     }
 
-    private static func decodeText(_ text: String, encoding: String?, what: String, notes: inout [String]) -> [UInt8]? {
-        guard let encoding, !encoding.isEmpty else { return Array(text.utf8) }
-        if encoding.lowercased() == "base64" {
-            if let bytes = Base64.decode(text) { return bytes }
-            notes.append("HAR import: the \(what) is marked base64 but is not valid base64")
-            return nil
+    /// The bytes of a body's `text`: base64 or latin-1 when the file says so,
+    /// else encoded with the charset `rule` finds; nil for invalid base64.
+    private static func decodeText(_ text: String, encoding: String?, contentType: String?, rule: HARCharset.Rule,
+                                   what: String, notes: inout [String]) -> [UInt8]? {
+        if let encoding, !encoding.isEmpty {
+            if encoding.lowercased() == "base64" {
+                if let bytes = Base64.decode(text) { return bytes }
+                notes.append("HAR import: the \(what) is marked base64 but is not valid base64")
+                return nil
+            }
+            if HARCharset.named(encoding) == .latin1 {
+                if let bytes = HARCharset.latin1.encode(text) { return bytes }
+                notes.append("HAR import: the \(what) is marked latin-1 but has characters above U+00FF; kept as UTF-8")
+                return Array(text.utf8)
+            }
+            notes.append("HAR import: unknown \(what) encoding \"\(encoding)\", kept as text")
+            return Array(text.utf8)
         }
-        notes.append("HAR import: unknown \(what) encoding \"\(encoding)\", kept as text")
+        let charset = rule.charset(contentType: contentType, text: text)
+        if let bytes = charset.encode(text) { return bytes }
+        // The charset cannot hold the text (latin-1 above U+00FF) or is one
+        // this reader does not know: UTF-8, as mitmproxy falls back too.
+        if case .other(let name) = charset, text.utf8.contains(where: { $0 >= 0x80 }) {
+            notes.append("HAR import: the \(what)'s charset \"\(name)\" is not supported here; its text is kept as UTF-8")
+        }
         return Array(text.utf8)
     }
 
@@ -551,6 +640,237 @@ public enum HARImport {
 
     private static func article(_ typeName: String) -> String {
         typeName == "array" || typeName == "object" ? "an \(typeName)" : "a \(typeName)"
+    }
+}
+
+// MARK: - Body text and charsets
+
+/// How a HAR body's `text` maps to bytes. HAR holds bodies as decoded text,
+/// and the bytes come back by encoding it with the body's charset; readers
+/// differ on that charset when the Content-Type declares none:
+///
+/// - browsers (and files from other tools) decode with the declared charset,
+///   else UTF-8;
+/// - mitmproxy 11 uses `infer_content_encoding` (mitmproxy/net/http/headers.py):
+///   the `charset` parameter, else UTF-8 when the Content-Type contains
+///   "json", else an HTML `<meta charset>` or a CSS `@charset` found in the
+///   body, else latin-1. It writes HAR text with that charset
+///   (`get_text`, addons/savehar.py: a binary request body becomes latin-1
+///   text, one character per byte), and reads `postData.text` and
+///   `content.text` back with it (io/har.py, without the body, so without
+///   the HTML and CSS probes), falling back to UTF-8 when the text does not
+///   fit the charset.
+///
+/// Only ASCII, UTF-8 under a charset both rules call UTF-8, and latin-1
+/// under a declared latin-1 mean the same bytes to every reader.
+public enum HARCharset: Equatable, Sendable {
+    case utf8
+    case latin1
+    case ascii
+    /// A charset this code cannot encode (its name as written).
+    case other(String)
+
+    /// Who wrote the file decides how its unlabelled text is read.
+    public enum Rule: Equatable, Sendable {
+        /// The declared charset, else UTF-8.
+        case declaredOrUTF8
+        /// mitmproxy's `infer_content_encoding`, with the body.
+        case mitmproxy
+
+        /// `log.creator.name` "mitmproxy" means mitmproxy's rule.
+        init(creator log: JSON) {
+            self = log["creator"]?["name"]?.stringValue?.lowercased() == "mitmproxy" ? .mitmproxy : .declaredOrUTF8
+        }
+
+        func charset(contentType: String?, text: String) -> HARCharset {
+            switch self {
+            case .declaredOrUTF8: HARCharset.declared(contentType) ?? .utf8
+            case .mitmproxy: HARCharset.mitmproxy(contentType, body: Array(text.utf8))
+            }
+        }
+    }
+
+    /// A charset by name, as Python's codec lookup normalises names
+    /// (lowercase; runs of anything but letters, digits and '.' become '_').
+    static func named(_ name: String) -> HARCharset? {
+        var normalised = ""
+        var pendingUnderscore = false
+        for c in name.lowercased().unicodeScalars {
+            if (c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c == "." {
+                if pendingUnderscore && !normalised.isEmpty { normalised += "_" }
+                pendingUnderscore = false
+                normalised.unicodeScalars.append(c)
+            } else {
+                pendingUnderscore = true
+            }
+        }
+        switch normalised {
+        case "": return nil
+        case "utf_8", "utf8", "u8", "utf", "cp65001", "utf8_ucs2", "utf8_ucs4": return .utf8
+        case "latin_1", "latin1", "latin", "l1", "iso_8859_1", "iso8859_1", "8859", "cp819", "iso_ir_100", "csisolatin1",
+             "ibm819", "iso_8859_1_1987":
+            return .latin1
+        case "ascii", "us_ascii", "646", "us", "cp367", "csascii", "ibm367", "iso646_us", "iso_646.irv_1991", "iso_ir_6",
+             "ansi_x3.4_1968", "ansi_x3_4_1968", "ansi_x3.4_1986":
+            return .ascii
+        default: return .other(name)
+        }
+    }
+
+    /// The `charset` parameter of a Content-Type (case-insensitive name,
+    /// quotes removed), for the declared-or-UTF-8 rule.
+    static func declared(_ contentType: String?) -> HARCharset? {
+        guard let contentType else { return nil }
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            guard let eq = parameter.firstIndex(of: "=") else { continue }
+            guard String(parameter[..<eq]).trimmingCharacters(in: " \t").lowercased() == "charset" else { continue }
+            var value = String(parameter[parameter.index(after: eq)...]).trimmingCharacters(in: " \t")
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            return named(value)
+        }
+        return nil
+    }
+
+    /// mitmproxy 11's `infer_content_encoding(content_type, body)`, step by
+    /// step: its parameter parsing is exact ("charset" lowercase, the value
+    /// as written); the HTML and CSS probes run only when `body` is given.
+    static func mitmproxy(_ contentType: String?, body: [UInt8]?) -> HARCharset {
+        let ct = contentType ?? ""
+        let pieces = ct.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+        if pieces.count == 2, pieces[0].contains("/") {
+            // Python's dict keeps the last of repeated keys.
+            var value: String?
+            for clause in pieces[1].split(separator: ";", omittingEmptySubsequences: false) {
+                guard let eq = clause.firstIndex(of: "=") else { continue }
+                if String(clause[..<eq]).trimmingCharacters(in: " \t\r\n") == "charset" {
+                    value = String(clause[clause.index(after: eq)...]).trimmingCharacters(in: " \t\r\n")
+                }
+            }
+            if let value, !value.isEmpty { return named(value) ?? .other(value) }
+        }
+        if ct.contains("json") { return .utf8 }
+        if let body, ct.contains("html"), let name = metaCharset(body) { return named(name) ?? .other(name) }
+        if let body, ct.contains("text/css"), let name = cssCharset(body) { return named(name) ?? .other(name) }
+        return .latin1
+    }
+
+    /// `<meta[^>]+charset=['"]?([^'">]+)`, case-insensitive, first match.
+    static func metaCharset(_ b: [UInt8]) -> String? {
+        func lower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c + 0x20 : c }
+        func at(_ i: Int, _ word: [UInt8]) -> Bool {
+            i + word.count <= b.count && word.indices.allSatisfy { lower(b[i + $0]) == word[$0] }
+        }
+        let meta = Array("<meta".utf8), charset = Array("charset=".utf8)
+        var i = 0
+        while i < b.count {
+            defer { i += 1 }
+            guard at(i, meta) else { continue }
+            // [^>]+ is greedy: the last "charset=" before the tag's first '>' that has a value.
+            let start = i + meta.count
+            var end = start
+            while end < b.count && b[end] != UInt8(ascii: ">") { end += 1 }
+            var k = end - charset.count
+            while k >= start + 1 {
+                if at(k, charset) {
+                    var v = k + charset.count
+                    if v < b.count, b[v] == UInt8(ascii: "'") || b[v] == UInt8(ascii: "\"") { v += 1 }
+                    var e = v
+                    while e < b.count, ![UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: ">")].contains(b[e]) { e += 1 }
+                    if e > v { return String(decoding: b[v..<e], as: UTF8.self) }
+                }
+                k -= 1
+            }
+        }
+        return nil
+    }
+
+    /// `@charset "([^"]+)";` at the very start, case-insensitive.
+    static func cssCharset(_ b: [UInt8]) -> String? {
+        let head = Array("@charset \"".utf8)
+        guard b.count > head.count, zip(b, head).allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0) == $1 }) else { return nil }
+        var e = head.count
+        while e < b.count && b[e] != UInt8(ascii: "\"") { e += 1 }
+        guard e > head.count, e + 1 < b.count, b[e + 1] == UInt8(ascii: ";") else { return nil }
+        return String(decoding: b[head.count..<e], as: UTF8.self)
+    }
+
+    /// The text's bytes in this charset; nil when the charset cannot hold
+    /// the text (or is not one this code knows).
+    func encode(_ text: String) -> [UInt8]? {
+        switch self {
+        case .utf8:
+            return Array(text.utf8)
+        case .latin1, .ascii:
+            let limit: UInt32 = self == .latin1 ? 0xFF : 0x7F
+            var out: [UInt8] = []
+            out.reserveCapacity(text.utf8.count)
+            for scalar in text.unicodeScalars {
+                guard scalar.value <= limit else { return nil }
+                out.append(UInt8(scalar.value))
+            }
+            return out
+        case .other:
+            return nil
+        }
+    }
+
+    /// The bytes as text in this charset; nil when they are not text in it.
+    func decode(_ bytes: [UInt8]) -> String? {
+        switch self {
+        case .utf8: return String(validating: bytes, as: UTF8.self)
+        case .latin1: return HARCharset.latin1Text(bytes)
+        case .ascii: return bytes.allSatisfy { $0 < 0x80 } ? String(decoding: bytes, as: UTF8.self) : nil
+        case .other: return nil
+        }
+    }
+
+    /// One character per byte (U+0000-U+00FF).
+    static func latin1Text(_ bytes: [UInt8]) -> String {
+        var s = ""
+        s.unicodeScalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+        return s
+    }
+
+    /// The response `content.text` for a stored body, or nil for base64:
+    /// text only when every reader gets these bytes back from it.
+    static func responseText(_ bytes: [UInt8], mediaType: String, contentType: String?) -> String? {
+        guard BodyText.isTextual(mediaType) else { return nil }
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        let theirs = mitmproxy(contentType, body: nil), ours = declared(contentType) ?? .utf8
+        switch (theirs, ours) {
+        case (.utf8, .utf8): return String(validating: bytes, as: UTF8.self)
+        case (.latin1, .latin1): return latin1Text(bytes)
+        default: return nil
+        }
+    }
+
+    /// How a request body is written in `postData.text`.
+    enum RequestText: Equatable {
+        /// Plain text: the same bytes for every reader.
+        case text(String)
+        /// One character per byte, for a body whose charset (as mitmproxy
+        /// infers it) is latin-1; marked `_encoding: "latin-1"`.
+        case latin1(String)
+        /// No text form that mitmproxy reads back exactly: base64, marked
+        /// `_encoding: "base64"`, with why in `comment`.
+        case base64(String, why: String)
+    }
+
+    /// The postData text of a stored request body, chosen with the charset
+    /// mitmproxy reads it with (it has no `encoding` to look at).
+    static func requestText(_ bytes: [UInt8], contentType: String?) -> RequestText {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return .text(String(decoding: bytes, as: UTF8.self)) }
+        let charset = mitmproxy(contentType, body: nil)
+        switch charset {
+        case .latin1:
+            return .latin1(latin1Text(bytes))
+        case .utf8:
+            if let text = String(validating: bytes, as: UTF8.self) { return .text(text) }
+            return .base64(Base64.encode(bytes), why: "base64: the body is not valid UTF-8, its Content-Type's charset")
+        case .ascii, .other:
+            let name = if case .other(let n) = charset { n } else { "us-ascii" }
+            return .base64(Base64.encode(bytes), why: "base64: the body has bytes its charset \(name) cannot carry as text here")
+        }
     }
 }
 
@@ -951,9 +1271,10 @@ enum EntriesSplitter {
         var skeleton = Array(bytes[..<(found.open + 1)])
         skeleton += bytes[found.close...]
         guard let top = try? JSON.parse(bytes: skeleton), let (log, _) = try? HARImport.logAndEntries(top) else { return nil }
+        let rule = HARCharset.Rule(creator: log)
         let converted = Parallel.map(found.elements) { range -> Result<NetworkEntry, HARImport.SkipReason>? in
             guard let json = try? JSON.parse(bytes: bytes[range]) else { return nil }
-            return HARImport.entry(json)
+            return HARImport.entry(json, rule: rule)
         }
         var all: [Result<NetworkEntry, HARImport.SkipReason>] = []
         all.reserveCapacity(converted.count)

@@ -16,13 +16,22 @@
 //     notes:
 //       - request body withheld: ...
 //
-// Bodies: text when valid UTF-8 with a textual media type; otherwise
-// "(N bytes, base64 in HAR)"; bodies the log does not hold show why.
+// Bodies: text when valid UTF-8 (or latin-1, when the Content-Type says so)
+// with a textual media type; otherwise "(N bytes of binary data, not
+// shown)"; bodies the log does not hold show why. With a body limit, a text
+// body longer than the limit is cut at a character boundary and a line
+// says how much was left out and how to see all of it.
 // Control characters other than tab and line breaks are shown as U+XXXX escapes,
 // so dumping an entry cannot drive the terminal.
 
 public enum TextExport {
-    public static func render(_ entry: NetworkEntry) -> String {
+    /// `bodyLimit`: the most bytes of each body printed (0: all); `showAll`
+    /// ends the line that says what a cut left out ("net.show 3 --limit 0
+    /// prints all of it").
+    public static func render(_ entry: NetworkEntry, bodyLimit: Int = 0, showAll: String = "") -> String {
+        func body(_ b: Body, contentType: String?) -> String? {
+            TextExport.body(b, contentType: contentType, limit: bodyLimit, showAll: showAll)
+        }
         var lines: [String] = []
         let id = entry.id > 0 ? "#\(entry.id) " : ""
         lines.append(id + clean(entry.method) + " " + clean(entry.url) + "  " + clean(entry.httpVersion))
@@ -66,16 +75,37 @@ public enum TextExport {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private static func body(_ body: Body, contentType: String?) -> String? {
+    private static func body(_ body: Body, contentType: String?, limit: Int, showAll: String) -> String? {
         switch body.payload {
         case .none:
             return body.size > 0 ? "(\(body.size) bytes, not recorded)" : nil
         case .stored(let bytes):
             if bytes.isEmpty { return nil }
-            if let text = BodyText.text(bytes, mediaType: BodyText.mediaTypeOf(body, contentType: contentType)) {
-                return clean(text, keepLineBreaks: true)
+            let mediaType = BodyText.mediaTypeOf(body, contentType: contentType)
+            var text = BodyText.text(bytes, mediaType: mediaType)
+            var latin1 = false
+            if text == nil, BodyText.isTextual(mediaType), HARCharset.declared(contentType) == .latin1 {
+                text = HARCharset.latin1Text(bytes)
+                latin1 = true
             }
-            return "(\(bytes.count) bytes, base64 in HAR)"
+            guard let text else { return "(\(bytes.count) bytes of binary data, not shown)" }
+            guard limit > 0, bytes.count > limit else { return clean(text, keepLineBreaks: true) }
+            // Cut at a character boundary at or before `limit` bytes of the body.
+            var end = text.unicodeScalars.endIndex
+            var used = 0
+            for c in text.unicodeScalars.indices {
+                let n = latin1 ? 1 : text.unicodeScalars[c].utf8.count
+                if used + n > limit { end = c; break }
+                used += n
+            }
+            let shown = text.unicodeScalars[..<end]
+            let rest = text.unicodeScalars[end...]
+            let restLines = rest.reduce(0) { $0 + ($1 == "\n" ? 1 : 0) } + (rest.last == "\n" ? 0 : 1)
+            var line = "… (\(bytes.count - used) more bytes, \(restLines) line\(restLines == 1 ? "" : "s"), of \(bytes.count) not shown"
+            line += showAll.isEmpty ? ")" : "; \(showAll))"
+            var cut = clean(String(shown), keepLineBreaks: true)
+            if !cut.hasSuffix("\n") { cut += "\n" }
+            return cut + line
         case .withheld, .skipped, .dropped:
             return "(\(body.size) bytes, " + clean(BodyText.missingReason(body.payload) ?? "") + ")"
         }
@@ -93,7 +123,7 @@ public enum TextExport {
 
     /// Replaces control characters (and, unless `keepLineBreaks`, line
     /// breaks) with visible escapes.
-    static func clean(_ s: String, keepLineBreaks: Bool = false) -> String {
+    public static func clean(_ s: String, keepLineBreaks: Bool = false) -> String {
         var out = ""
         for scalar in s.unicodeScalars {
             if scalar == "\t" || (keepLineBreaks && scalar == "\n") {

@@ -1,5 +1,8 @@
 import NetworkLog
 import PincerPluginKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The net.* commands. Every view reads the redacted store, so no export
 /// shows what another hides.
@@ -20,16 +23,23 @@ struct NetworkCommands {
 
     func register(with host: PluginHost) throws {
         let store = self.store, logger = self.logger, commands = self
-        try host.addCommand("list(filter: string = \"\") -> string", summary: "Logged requests, oldest first, optionally filtered",
-                            details: NetworkCommands.filterHelp, jsonResult: true) { args in
+        try host.addCommand("list(filter: string = \"\", width: i64 = 0) -> string", summary: "Logged requests, oldest first, optionally filtered",
+                            details: NetworkCommands.filterHelp + "\n\n" + NetworkCommands.widthHelp, jsonResult: true) { args in
             let f = try NetworkCommands.filter(args[0].string)
-            return .string(JSON.array(store.entries().filter(f.matches).map(\.summaryJSON)).serialized())
+            let rows = store.entries().filter(f.matches).map(\.summaryJSON)
+            let width = args.wantsJSON ? nil : TerminalWidth.columns(requested: args[1].i64)
+            return .string(JSON.array(width.map { NetworkEntry.fit(rows, width: $0) } ?? rows).serialized())
         }
         try host.addCommand("entry(id: u64) -> string", summary: "One entry, everything the log kept, as JSON", jsonResult: true) { args in
             .string(try commands.entry(args[0].u64).json.serialized())
         }
-        try host.addCommand("show(id: u64) -> string", summary: "One entry as text: request, response, timings, what was redacted or withheld") { args in
-            .string(TextExport.render(try commands.entry(args[0].u64)))
+        try host.addCommand("show(id: u64, limit: i64 = 4096) -> string",
+                            summary: "One entry as text: request, response, timings, what was redacted or withheld",
+                            details: "Prints at most `limit` bytes of each body (default 4096) and says how much it left out; --limit 0 prints all of it. net.entry has everything as JSON.") { args in
+            let id = args[0].u64, limit = args[1].i64
+            guard limit >= 0 else { throw CommandError.invalidArgument("limit must be 0 (everything) or more") }
+            return .string(TextExport.render(try commands.entry(id), bodyLimit: Int(clamping: limit),
+                                             showAll: "net.show \(id) --limit 0 prints all of it"))
         }
         try host.addCommand("curl(id: u64) -> string", summary: "A cURL command that repeats the request (safe to paste into bash)") { args in
             .string(Curl.command(for: try commands.entry(args[0].u64)))
@@ -49,12 +59,23 @@ struct NetworkCommands {
             do { result = try HARImport.read(bytes) } catch { throw CommandError.invalidArgument("\(path): \(error)") }
             var ignored = 0
             for e in result.entries where store.add(e) == nil { ignored += 1 }
-            return .string(JSON.object([
+            var fields: [(String, JSON)] = [
                 ("file", .string(path)), ("imported", .int(Int64(result.entries.count - ignored))),
                 ("ignored", .int(Int64(ignored))), ("skipped", .int(Int64(result.skipped.count))),
                 ("total", .int(Int64(result.entries.count + result.skipped.count))),
-                ("problems", .array(result.skipped.map { .object([("entry", .int(Int64($0.index))), ("reason", .string($0.reason))]) })),
-            ]).serialized())
+            ]
+            // Persistence is opt-in (the log may hold what a user would not
+            // keep on disk), so an import never turns it on; it says where
+            // the entries live instead, since a one-shot `pincer run` loses them.
+            if logger.current.persistDays > 0, let file = logger.logFilePath {
+                fields.append(("persisted", .bool(true)))
+                fields.append(("logFile", .string(file)))
+            } else {
+                fields.append(("persisted", .bool(false)))
+                fields.append(("note", .string(NetworkCommands.notPersistedNote)))
+            }
+            fields.append(("problems", .array(result.skipped.map { .object([("entry", .int(Int64($0.index))), ("reason", .string($0.reason))]) })))
+            return .string(JSON.object(fields).serialized())
         }
         try host.addCommand("stats(filter: string = \"\") -> string", summary: "Traffic stats: failures, percentiles, slowest endpoints, hosts",
                             jsonResult: true) { args in
@@ -134,6 +155,13 @@ struct NetworkCommands {
         }
     }
 
+    static let notPersistedNote = "the log is not persisted: these entries live in this process only and are gone when it exits (after a one-shot `pincer run`, at once); to keep them, run `pincer run net.persist DAYS` first, then import again"
+
+    static let widthHelp = """
+        On a terminal the table fits its width (COLUMNS, else the terminal's); long URLs end in "…".
+        --width N fits N columns anywhere, --width -1 never cuts; piped output and --json are never cut.
+        """
+
     static let filterHelp = """
         Filters (mitmproxy style, DevTools keys as sugar):
           ~m RE method  ~u RE url  ~d RE host  ~c CODE status  ~h/~hq/~hs RE header  ~b/~bq/~bs RE body
@@ -162,8 +190,22 @@ enum HARFile {
     static func read(_ path: String) throws -> [UInt8] { try TextFile.readBytes(path) }
 
     static func write(_ entries: [NetworkEntry], to path: String) throws -> Int {
-        try TextFile.writeAtomically(to: path) { write in
-            try HARExport.write(entries, creator: (name: "pincer", version: "0.1.0")) { try write($0) }
+        try HARExport.writeFile(entries, creator: (name: "pincer", version: "0.1.0"), to: path)
+    }
+}
+
+/// The width `net.list` fits its table to, or nil for no cutting.
+enum TerminalWidth {
+    /// `requested` > 0: that; < 0: never cut; 0: the terminal's width when
+    /// standard output is one (COLUMNS when set, else the tty's, else 80).
+    static func columns(requested: Int64) -> Int? {
+        if requested > 0 { return Int(clamping: requested) }
+        if requested < 0 || isatty(STDOUT_FILENO) != 1 { return nil }
+        if let text = getenv("COLUMNS").map({ String(cString: $0) }), let n = Int(text), n > 0 { return n }
+        var size = winsize()
+        if withUnsafeMutablePointer(to: &size, { ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), $0) }) == 0, size.ws_col > 0 {
+            return Int(size.ws_col)
         }
+        return 80
     }
 }
