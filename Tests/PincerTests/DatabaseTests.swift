@@ -127,6 +127,123 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(try walk(s, "PlaylistTrack", order: [OrderTerm("TrackId", descending: true)], pageSize: 500).rows, expected)
     }
 
+    /// Tables whose declared keys hold NULLs: a rowid table's PRIMARY KEY
+    /// takes NULLs, several of them (they never conflict), unless it is the
+    /// rowid itself; "INTEGER PRIMARY KEY DESC" is not the rowid. Every
+    /// table has a unique `id` column, so a walk can be checked row by row.
+    static func makeNullableKeyDatabase() throws -> String {
+        let path = Fixture.temporaryDirectory("pincer-db-nullkeys") + "/keys.db"
+        // 40 rows each, inserted out of key order; (i * 7) % 41 is distinct for i in 1...40.
+        let rows = "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 40) "
+        let sql = """
+            CREATE TABLE single (k TEXT PRIMARY KEY, id INTEGER NOT NULL, n);
+            \(rows) INSERT INTO single SELECT CASE WHEN i % 3 = 0 THEN NULL ELSE printf('k%02d', (i * 7) % 41) END, i,
+                                              CASE WHEN i % 4 = 0 THEN NULL ELSE i % 5 END FROM s;
+            CREATE TABLE pair (a, b, id INTEGER NOT NULL, n TEXT, PRIMARY KEY (a, b));
+            \(rows) INSERT INTO pair SELECT CASE i % 6 WHEN 0 THEN NULL WHEN 1 THEN i % 3 WHEN 2 THEN 'x' || (i % 2)
+                                                    WHEN 3 THEN x'00' WHEN 4 THEN (i % 3) * 1.0 ELSE NULL END,
+                                            CASE WHEN i % 2 = 0 THEN NULL ELSE i END, i,
+                                            CASE WHEN i % 5 = 0 THEN NULL ELSE char(65 + i % 4) END FROM s;
+            CREATE TABLE descending (x INTEGER PRIMARY KEY DESC, id INTEGER NOT NULL);
+            \(rows) INSERT INTO descending SELECT CASE WHEN i % 2 = 0 THEN NULL ELSE (i * 7) % 41 END, i FROM s;
+            CREATE TABLE half (rowid TEXT, k TEXT PRIMARY KEY, id INTEGER NOT NULL);
+            \(rows) INSERT INTO half SELECT 'r', CASE WHEN i % 2 = 0 THEN NULL ELSE i END, i FROM s;
+            CREATE TABLE strict (a TEXT, b INTEGER, id INTEGER NOT NULL, n, PRIMARY KEY (a, b)) WITHOUT ROWID;
+            \(rows) INSERT INTO strict SELECT 'g' || (i % 4), (i * 7) % 41, i, CASE WHEN i % 3 = 0 THEN NULL ELSE i % 4 END FROM s;
+            CREATE TABLE hidden (rowid, _rowid_, oid, k TEXT PRIMARY KEY, id INTEGER NOT NULL);
+            \(rows) INSERT INTO hidden SELECT 1, 2, 3, CASE WHEN i % 2 = 0 THEN NULL ELSE i END, i FROM s;
+            """
+        let r = try Fixture.run(try Consumer.require(Consumer.sqlite3), [path], input: sql)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return path
+    }
+
+    /// Every row exactly once, in the order the engine gives the same total
+    /// order, at page sizes 1, 2, 3 and 7, by cursor and by offset.
+    func testKeysetWalksReachEveryRowWhenKeysHoldNulls() throws {
+        let s = try open(try DatabaseTests.makeNullableKeyDatabase())
+        let ids = (1...40).map { DBValue.integer(Int64($0)) }
+        // (table, order asked for, the same order in SQL with what the adapter adds)
+        let cases: [(String, [OrderTerm], String)] = [
+            ("single", [], "k, rowid"),
+            ("single", [OrderTerm("k", descending: true)], "k DESC, rowid"),
+            ("single", [OrderTerm("n")], "n, k, rowid"),
+            ("single", [OrderTerm("n", descending: true)], "n DESC, k, rowid"),
+            ("single", [OrderTerm("n", descending: true), OrderTerm("k")], "n DESC, k, rowid"),
+            ("single", [OrderTerm("k"), OrderTerm("n", descending: true)], "k, n DESC, rowid"),
+            ("pair", [], "a, b, rowid"),
+            ("pair", [OrderTerm("b", descending: true), OrderTerm("a", descending: true)], "b DESC, a DESC, rowid"),
+            ("pair", [OrderTerm("n", descending: true)], "n DESC, a, b, rowid"),
+            ("pair", [OrderTerm("a"), OrderTerm("n")], "a, n, b, rowid"),
+            ("descending", [], "x, rowid"),
+            ("descending", [OrderTerm("x", descending: true)], "x DESC, rowid"),
+            ("half", [], "k, _rowid_"),
+            ("half", [OrderTerm("k", descending: true)], "k DESC, _rowid_"),
+            ("strict", [], "a, b"),
+            ("strict", [OrderTerm("n")], "n, a, b"),
+            ("strict", [OrderTerm("n", descending: true), OrderTerm("b", descending: true)], "n DESC, b DESC, a"),
+        ]
+        for (table, order, sql) in cases {
+            let expected = try s.execute(Statement(sql: "SELECT * FROM \(table) ORDER BY \(sql)")).rows
+            XCTAssertEqual(expected.count, 40, table)
+            let idColumn = try XCTUnwrap(try s.describe(table).columns.firstIndex { $0.name == "id" })
+            for size in [1, 2, 3, 7] {
+                let what = "\(table) ORDER BY \(sql), \(size) a page"
+                let (rows, pages) = try walk(s, table, order: order, pageSize: size)
+                XCTAssertEqual(rows.map { $0[idColumn] }.sorted { ($0.asInt ?? 0) < ($1.asInt ?? 0) }, ids, "\(what): every row exactly once")
+                XCTAssertEqual(rows, expected, what)
+                XCTAssertEqual(pages, (40 + size - 1) / size, what)
+                XCTAssertEqual(try walkByOffset(s, table, order: order, pageSize: size), expected, "\(what), by offset")
+            }
+        }
+
+        // The rowid added for NULL keys is part of the cursor's order: one
+        // made for a table without it is refused, not misread.
+        let strictCursor = try XCTUnwrap(try s.readPage(PageRequest(object: "strict", limit: 1)).nextCursor)
+        XCTAssertThrowsError(try s.readPage(PageRequest(object: "single", limit: 1, cursor: strictCursor)))
+    }
+
+    /// A NULL-able key with every rowid name taken by a column: no order is
+    /// total, so the table pages by offset, and the page says why.
+    func testNullableKeyWithoutARowidNamePagesByOffsetAndSaysSo() throws {
+        let s = try open(try DatabaseTests.makeNullableKeyDatabase())
+        let page = try s.readPage(PageRequest(object: "hidden", limit: 7))
+        XCTAssertEqual(page.rows.count, 7)
+        XCTAssertTrue(page.more)
+        XCTAssertNil(page.nextCursor)
+        XCTAssertEqual(page.paging, .offset)
+        let note = try XCTUnwrap(page.note)
+        XCTAssertTrue(note.contains("hidden's key (k) may be NULL") && note.contains("--offset"), note)
+        XCTAssertEqual(page.json(offset: 0)["next_offset"], .int(7))
+        XCTAssertEqual(page.json(offset: 0)["paging_note"], .string(note))
+        // Offsets still reach every row.
+        let all = try walkByOffset(s, "hidden", order: [], pageSize: 7)
+        XCTAssertEqual(Set(all.map { $0[4] }), Set((1...40).map { DBValue.integer(Int64($0)) }))
+        XCTAssertEqual(all.count, 40)
+        // A cursor of another table is refused with the reason.
+        let cursor = try XCTUnwrap(try s.readPage(PageRequest(object: "single", limit: 1)).nextCursor)
+        XCTAssertThrowsError(try s.readPage(PageRequest(object: "hidden", limit: 1, cursor: cursor))) { e in
+            XCTAssertTrue((e as! DatabaseError).message.contains("may be NULL") && (e as! DatabaseError).message.contains("--offset only"),
+                          (e as! DatabaseError).message)
+        }
+        // A table with a key that cannot be NULL, and a rowid alias, say nothing.
+        XCTAssertNil(try s.readPage(PageRequest(object: "strict", limit: 1)).note)
+        XCTAssertNil(try s.readPage(PageRequest(object: "single", limit: 1)).note)
+    }
+
+    /// Pages by --offset until one says no more rows follow.
+    func walkByOffset(_ s: DatabaseSession, _ table: String, order: [OrderTerm], pageSize: Int) throws -> [[DBValue]] {
+        var rows: [[DBValue]] = []
+        while rows.count < 10_000 {
+            let page = try s.readPage(PageRequest(object: table, order: order, limit: pageSize, offset: rows.count))
+            XCTAssertEqual(page.paging, .offset)
+            rows += page.rows
+            if !page.more { break }
+            XCTAssertEqual(page.rows.count, pageSize, "a page with more after it is full")
+        }
+        return rows
+    }
+
     func testOffsetPagingAndCursorChecks() throws {
         let s = try open(DatabaseTests.chinook)
         let page = try s.readPage(PageRequest(object: "Track", limit: 3, offset: 3500))
