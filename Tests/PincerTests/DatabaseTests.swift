@@ -14,6 +14,14 @@ final class DatabaseTests: XCTestCase {
         try adapter.open(path, write: write, timeoutMilliseconds: timeout)
     }
 
+    /// The adapter's error; any other error fails the test (a forced cast
+    /// would stop the whole run instead).
+    func dbError(_ e: Error, file: StaticString = #filePath, line: UInt = #line) -> DatabaseError {
+        if let d = e as? DatabaseError { return d }
+        XCTFail("expected a DatabaseError, got \(type(of: e)): \(e)", file: file, line: line)
+        return DatabaseError(PINCER_FAILED, "not a DatabaseError: \(e)")
+    }
+
     func copyOfChinook() throws -> String {
         let path = Fixture.temporaryDirectory("pincer-db") + "/chinook.sqlite"
         try FileManager.default.copyItem(atPath: DatabaseTests.chinook, toPath: path)
@@ -75,7 +83,7 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(track.columns.first { $0.name == "Name" }?.notNull, true)
 
         XCTAssertThrowsError(try s.describe("Tracks")) { e in
-            let error = e as! DatabaseError
+            let error = dbError(e)
             XCTAssertEqual(error.status, PINCER_NOT_FOUND)
             XCTAssertTrue(error.message.contains("did you mean 'Track'"), error.message)
         }
@@ -223,8 +231,8 @@ final class DatabaseTests: XCTestCase {
         // A cursor of another table is refused with the reason.
         let cursor = try XCTUnwrap(try s.readPage(PageRequest(object: "single", limit: 1)).nextCursor)
         XCTAssertThrowsError(try s.readPage(PageRequest(object: "hidden", limit: 1, cursor: cursor))) { e in
-            XCTAssertTrue((e as! DatabaseError).message.contains("may be NULL") && (e as! DatabaseError).message.contains("--offset only"),
-                          (e as! DatabaseError).message)
+            XCTAssertTrue(dbError(e).message.contains("may be NULL") && dbError(e).message.contains("--offset only"),
+                          dbError(e).message)
         }
         // A table with a key that cannot be NULL, and a rowid alias, say nothing.
         XCTAssertNil(try s.readPage(PageRequest(object: "strict", limit: 1)).note)
@@ -264,8 +272,8 @@ final class DatabaseTests: XCTestCase {
             (PageRequest(object: "Track", limit: 0), "at least 1"),
         ] {
             XCTAssertThrowsError(try s.readPage(request)) { e in
-                XCTAssertEqual((e as! DatabaseError).status, PINCER_INVALID_ARGUMENT)
-                XCTAssertTrue((e as! DatabaseError).message.contains(fragment), (e as! DatabaseError).message)
+                XCTAssertEqual(dbError(e).status, PINCER_INVALID_ARGUMENT)
+                XCTAssertTrue(dbError(e).message.contains(fragment), dbError(e).message)
             }
         }
     }
@@ -289,8 +297,8 @@ final class DatabaseTests: XCTestCase {
         try s.delete("PlaylistTrack", key: key)
         XCTAssertEqual(try s.count("PlaylistTrack", limit: 0).value, before - 1)
         XCTAssertThrowsError(try s.delete("PlaylistTrack", key: key)) { e in
-            XCTAssertEqual((e as! DatabaseError).status, PINCER_NOT_FOUND)
-            XCTAssertTrue((e as! DatabaseError).message.contains("PlaylistId=1, TrackId=3402"), (e as! DatabaseError).message)
+            XCTAssertEqual(dbError(e).status, PINCER_NOT_FOUND)
+            XCTAssertTrue(dbError(e).message.contains("PlaylistId=1, TrackId=3402"), dbError(e).message)
         }
         let inserted = try s.insert("PlaylistTrack", values: [("PlaylistId", .integer(1)), ("TrackId", .integer(3402))])
         XCTAssertEqual(inserted.rows, [key])
@@ -300,7 +308,7 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(try s.execute(Statement(sql: "SELECT TrackId FROM PlaylistTrack WHERE PlaylistId = 1 AND TrackId IN (3402, 2819)")).rows,
                        [[.integer(2819)]])
         XCTAssertThrowsError(try s.update("PlaylistTrack", key: [.integer(1)], values: [("TrackId", .integer(1))])) { e in
-            XCTAssertTrue((e as! DatabaseError).message.contains("(PlaylistId, TrackId): give 2 key values"), (e as! DatabaseError).message)
+            XCTAssertTrue(dbError(e).message.contains("(PlaylistId, TrackId): give 2 key values"), dbError(e).message)
         }
         // A constraint failure changes nothing.
         XCTAssertThrowsError(try s.insert("PlaylistTrack", values: [("PlaylistId", .integer(1)), ("TrackId", .integer(2819))]))
@@ -317,7 +325,7 @@ final class DatabaseTests: XCTestCase {
         let s = try open(path)
         func refused(_ body: () throws -> Void, _ fragment: String, line: UInt = #line) {
             XCTAssertThrowsError(try body(), line: line) { e in
-                let error = e as! DatabaseError
+                let error = dbError(e)
                 XCTAssertEqual(error.status, PINCER_UNSUPPORTED, error.message, line: line)
                 XCTAssertTrue(error.message.contains(fragment), error.message, line: line)
             }
@@ -368,7 +376,7 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(page.rows[2][1], .real(.infinity))
 
         XCTAssertThrowsError(try s.update("items", key: [.integer(1)], values: [("total", .real(1))])) { e in
-            XCTAssertTrue((e as! DatabaseError).message.contains("generated column"), (e as! DatabaseError).message)
+            XCTAssertTrue(dbError(e).message.contains("generated column"), dbError(e).message)
         }
         // A blob and a text with NUL bytes go in and come back whole.
         let row = try s.insert("items", values: [("price", .real(0.5)), ("data", .blob([0, 0, 1])), ("note", .text("x\0y\0"))])
@@ -383,7 +391,7 @@ final class DatabaseTests: XCTestCase {
         XCTAssertNil(viewPage.nextCursor)
         XCTAssertEqual(viewPage.keyColumns, [])
         XCTAssertThrowsError(try s.delete("cheap", key: [.integer(2)])) { e in
-            XCTAssertEqual((e as! DatabaseError).status, PINCER_UNSUPPORTED)
+            XCTAssertEqual(dbError(e).status, PINCER_UNSUPPORTED)
         }
 
         // No primary key: rows are addressed by rowid; a column named rowid
@@ -421,7 +429,7 @@ final class DatabaseTests: XCTestCase {
         let s = try open(path, write: true)
         func invalid(_ sql: String, _ fragment: String, params: [DBValue] = [], line: UInt = #line) {
             XCTAssertThrowsError(try s.execute(Statement(sql: sql, parameters: params)), line: line) { e in
-                let error = e as! DatabaseError
+                let error = dbError(e)
                 XCTAssertEqual(error.status, PINCER_INVALID_ARGUMENT, error.message, line: line)
                 XCTAssertTrue(error.message.contains(fragment), error.message, line: line)
             }
@@ -443,8 +451,8 @@ final class DatabaseTests: XCTestCase {
         let forever = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
         let start = Date()
         XCTAssertThrowsError(try s.execute(Statement(sql: forever + "SELECT count(*) FROM n"))) { e in
-            XCTAssertEqual((e as! DatabaseError).status, PINCER_CANCELLED)
-            XCTAssertTrue((e as! DatabaseError).message.contains("timed out after 150 ms"), (e as! DatabaseError).message)
+            XCTAssertEqual(dbError(e).status, PINCER_CANCELLED)
+            XCTAssertTrue(dbError(e).message.contains("timed out after 150 ms"), dbError(e).message)
         }
         XCTAssertLessThan(Date().timeIntervalSince(start), 5)
         XCTAssertThrowsError(try s.execute(Statement(sql: forever + "INSERT INTO Genre (Name) SELECT 'g' || i FROM n")))
@@ -464,8 +472,8 @@ final class DatabaseTests: XCTestCase {
         }
         started.wait()
         XCTAssertThrowsError(try s.execute(Statement(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"))) { e in
-            XCTAssertEqual((e as! DatabaseError).status, PINCER_CANCELLED)
-            XCTAssertTrue((e as! DatabaseError).message.contains("cancelled"), (e as! DatabaseError).message)
+            XCTAssertEqual(dbError(e).status, PINCER_CANCELLED)
+            XCTAssertTrue(dbError(e).message.contains("cancelled"), dbError(e).message)
         }
         // A cancel that arrives between calls does not poison the next one.
         s.cancel()
@@ -484,10 +492,10 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(found.map(\.name), ["music", "Chinook_Sqlite"])
         XCTAssertEqual(found[0].location, dir + "/music.db")
         XCTAssertThrowsError(try adapter.open(dir + "/fake.sqlite", write: false, timeoutMilliseconds: 0)) { e in
-            XCTAssertTrue((e as! DatabaseError).message.contains("is not a SQLite database"), (e as! DatabaseError).message)
+            XCTAssertTrue(dbError(e).message.contains("is not a SQLite database"), dbError(e).message)
         }
         XCTAssertThrowsError(try adapter.open(dir + "/nothing.db", write: false, timeoutMilliseconds: 0)) { e in
-            XCTAssertEqual((e as! DatabaseError).status, PINCER_NOT_FOUND)
+            XCTAssertEqual(dbError(e).status, PINCER_NOT_FOUND)
         }
     }
 
