@@ -389,6 +389,8 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(view.identity, .none)
         let viewPage = try s.readPage(PageRequest(object: "cheap", limit: 1))
         XCTAssertNil(viewPage.nextCursor)
+        XCTAssertTrue(viewPage.more)
+        XCTAssertEqual(viewPage.note, "no cursor: cheap is a view, which has no key, so it pages by --offset only")
         XCTAssertEqual(viewPage.keyColumns, [])
         XCTAssertThrowsError(try s.delete("cheap", key: [.integer(2)])) { e in
             XCTAssertEqual(dbError(e).status, PINCER_UNSUPPORTED)
