@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import PincerJSON
 
 /// The `db` plugin through the real `pincer` executable: the SQLite adapter
 /// on the Chinook fixture and on databases made here, output as tables,
@@ -14,7 +15,11 @@ final class DatabasePluginTests: XCTestCase {
 
     func result(_ r: Fixture.ProcessResult, file: StaticString = #filePath, line: UInt = #line) -> [String: Any] {
         XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
-        return Fixture.json(r.stdout, file: file, line: line)["result"] as? [String: Any] ?? [:]
+        guard let object = Fixture.json(r.stdout, file: file, line: line)["result"] as? [String: Any] else {
+            XCTFail("no result object in: \(r.stdout.prefix(300))", file: file, line: line)
+            return [:]
+        }
+        return object
     }
 
     func testBrowsingChinookFromTheShell() throws {
@@ -97,6 +102,38 @@ final class DatabasePluginTests: XCTestCase {
         XCTAssertEqual(try pincer("db.query", copy, "SELECT Name FROM Genre WHERE GenreId = 26", "--csv").stdout, "Name\nPolka\n")
     }
 
+    /// The keyset fix seen from the shell: a walk by --after over a key
+    /// with NULLs (ties broken by the rowid) reaches all 40 rows once, and
+    /// a table that cannot be walked by cursor says why.
+    func testWalkingNullKeysFromTheShell() throws {
+        let path = try DatabaseTests.makeNullableKeyDatabase()
+        var ids: [Int] = []
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let page = result(try pincer("db.rows", path, "pair", "--order", "n:desc", "--limit", "3", "--json",
+                                         "--after", cursor ?? ""))
+            XCTAssertNil(page["paging_note"])
+            ids += (page["rows"] as? [[Any]] ?? []).map { $0[2] as? Int ?? -1 }
+            cursor = page["next_cursor"] as? String
+            pages += 1
+        } while cursor != nil && pages <= 40
+        XCTAssertEqual(pages, 14)
+        XCTAssertEqual(ids.sorted(), Array(1...40), "every row exactly once")
+        let expected = try Fixture.run(try Consumer.require(Consumer.sqlite3), ["-readonly", path, "SELECT id FROM pair ORDER BY n DESC, a, b, rowid"])
+        XCTAssertEqual(ids.map(String.init).joined(separator: "\n") + "\n", expected.stdout, "in the engine's order")
+
+        let hidden = result(try pincer("db.rows", path, "hidden", "--limit", "5", "--json"))
+        XCTAssertEqual(hidden["paging"] as? String, "offset")
+        XCTAssertTrue(hidden["next_cursor"] is NSNull, "\(hidden)")
+        XCTAssertEqual(hidden["next_offset"] as? Int, 5)
+        XCTAssertEqual(hidden["paging_note"] as? String,
+                       "no cursor: hidden's key (k) may be NULL, and every rowid name (rowid, _rowid_, oid) is a column, so it pages by --offset only")
+        let text = try pincer("db.rows", path, "hidden", "--limit", "5")
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertTrue(text.stdout.contains("paging_note  no cursor: hidden's key (k) may be NULL"), text.stdout)
+    }
+
     func testJSONKeepsBigIntegersBlobsAndInfinities() throws {
         let path = try DatabaseTests.makeOddDatabase()
         let page = result(try pincer("db.rows", path, "items", "--json"))
@@ -159,8 +196,12 @@ final class DatabaseServiceTests: XCTestCase {
         XCTAssertTrue(list.stderr.contains("adapter fixture could not list its databases: this fixture adapter offers nothing"), list.stderr)
         // An object of scalars is a name,value table in CSV.
         XCTAssertEqual(try pincer("db.count", "app", "Genre", "--csv").stdout, "name,value\ntable,Genre\ncount,25\nexact,true\n")
-        let count = try pincer("db.count", "sqlite:app", "Genre", "--json")
-        XCTAssertEqual((Fixture.json(count.stdout)["result"] as? [String: Any])?["count"] as? Int, 25)
+        // The app's database by its bare name and by adapter:name.
+        for name in ["app", "sqlite:app"] {
+            let count = try pincer("db.count", name, "Genre", "--json")
+            XCTAssertEqual(count.status, 0, "\(name): \(count.stderr)")
+            XCTAssertEqual((Fixture.json(count.stdout)["result"] as? [String: Any])?["count"] as? Int, 25, name)
+        }
         let failing = try pincer("db.tables", "fixture:anything")
         XCTAssertEqual(failing.status, 1)
         XCTAssertEqual(failing.stderr, "pincer: db.tables: this fixture adapter offers nothing\n")
@@ -171,20 +212,29 @@ final class DatabaseServiceTests: XCTestCase {
 /// SDK/ alone, built with the README's cc command, used through the same
 /// db.* commands as SQLite.
 final class CSVAdapterTests: XCTestCase {
-    static let plugin: String = {
+    /// Built once; a compile error fails every test here (with cc's
+    /// message) rather than stopping the whole run.
+    static let built: Result<String, BuildFailure> = {
         let dir = Fixture.temporaryDirectory("pincer-csv-adapter")
         let output = dir + "/libpincer-csv.so"
-        let r = try! Fixture.run("/usr/bin/cc", ["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-shared", "-fPIC",
-                                                 "-fvisibility=hidden", "-I", Fixture.sdkInclude,
-                                                 Fixture.packageRoot + "/Plugins/Examples/CSVAdapter/csv_adapter.c", "-o", output])
-        precondition(r.status == 0, "cc failed: \(r.stderr)")
-        return output
+        do {
+            let r = try Fixture.run("/usr/bin/cc", ["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-shared", "-fPIC",
+                                                    "-fvisibility=hidden", "-I", Fixture.sdkInclude,
+                                                    Fixture.packageRoot + "/Plugins/Examples/CSVAdapter/csv_adapter.c", "-o", output])
+            return r.status == 0 ? .success(output) : .failure(BuildFailure(description: "cc failed for csv_adapter.c: \(r.stderr)"))
+        } catch {
+            return .failure(BuildFailure(description: "cc could not run: \(error)"))
+        }
     }()
 
+    struct BuildFailure: Error, CustomStringConvertible { let description: String }
+
+    var plugin = ""
     var state = ""
     var folder = ""
 
     override func setUpWithError() throws {
+        plugin = try CSVAdapterTests.built.get()
         state = Fixture.temporaryDirectory("pincer-csv-state")
         folder = Fixture.temporaryDirectory("pincer-csv-data") + "/music"
         try FileManager.default.copyItem(atPath: Fixture.packageRoot + "/Plugins/Examples/CSVAdapter/sample", toPath: folder)
@@ -192,7 +242,7 @@ final class CSVAdapterTests: XCTestCase {
     }
 
     func pincer(_ args: String...) throws -> Fixture.ProcessResult {
-        try Fixture.pincer(args, stateDir: state, pluginPath: CSVAdapterTests.plugin)
+        try Fixture.pincer(args, stateDir: state, pluginPath: plugin)
     }
 
     func json(_ r: Fixture.ProcessResult, file: StaticString = #filePath, line: UInt = #line) -> Any? {
@@ -201,7 +251,7 @@ final class CSVAdapterTests: XCTestCase {
     }
 
     func testExportsOnlyTheEntryFunction() throws {
-        let r = try Fixture.run("/usr/bin/nm", ["-D", "--defined-only", CSVAdapterTests.plugin])
+        let r = try Fixture.run("/usr/bin/nm", ["-D", "--defined-only", plugin])
         let symbols = r.stdout.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" }
         XCTAssertEqual(symbols.filter { !$0.hasPrefix("_") }, ["pincer_plugin_entry"])
     }
@@ -224,7 +274,7 @@ final class CSVAdapterTests: XCTestCase {
         repeat {
             var args = ["db.rows", "music", "tracks", "--order", "rating:desc,title", "--limit", "6", "--json"]
             if let cursor { args += ["--after", cursor] }
-            let page = json(try Fixture.pincer(args, stateDir: state, pluginPath: CSVAdapterTests.plugin)) as? [String: Any] ?? [:]
+            let page = json(try Fixture.pincer(args, stateDir: state, pluginPath: plugin)) as? [String: Any] ?? [:]
             walked += page["rows"] as? [[Any]] ?? []
             cursor = page["next_cursor"] as? String
         } while cursor != nil && walked.count < 100
@@ -238,6 +288,66 @@ final class CSVAdapterTests: XCTestCase {
         let query = try pincer("db.query", "music", "SELECT 1")
         XCTAssertEqual(query.status, 1)
         XCTAssertTrue(query.stderr.contains("does not run statements"), query.stderr)
+    }
+
+    /// The adapter's own keyset walks, over columns with NULLs and the
+    /// empty text, in both directions and at small page sizes, against
+    /// SQLite ordering the same values: the rows are loaded into sqlite3
+    /// (untyped columns, so each value keeps its class) with their row
+    /// numbers, which break ties in both.
+    func testKeysetWalksOverNullableColumnsMatchSQLite() throws {
+        func page(_ args: [String]) throws -> JSON {
+            let r = try Fixture.pincer(["db.rows", "music", "tracks", "--json"] + args, stateDir: state, pluginPath: plugin)
+            XCTAssertEqual(r.status, 0, "db.rows tracks \(args): \(r.stderr)")
+            return try JSON.parse(r.stdout)["result"] ?? .null
+        }
+        let all = try page(["--limit", "100"])
+        let rows = try XCTUnwrap(all["rows"]?.arrayValue, "\(all)")
+        let keys = try XCTUnwrap(all["keys"]?.arrayValue, "\(all)")
+        XCTAssertEqual(rows.count, 20)
+        XCTAssertEqual(all["next_cursor"], .null)
+        func literal(_ v: JSON) -> String {
+            switch v {
+            case .null: return "NULL"
+            case .int(let i): return String(i)
+            case .double(let d): return "\(d)"
+            case .string(let t): return "'" + t.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'"
+            default: XCTFail("an unexpected value \(v)"); return "NULL"
+            }
+        }
+        var script = "CREATE TABLE t (row, id, artist_id, title, seconds, rating, notes);\n"
+        for (key, row) in zip(keys, rows) {
+            script += "INSERT INTO t VALUES (" + ((key.arrayValue ?? []) + (row.arrayValue ?? [])).map(literal).joined(separator: ", ") + ");\n"
+        }
+        // The sample has what the order has to get right: NULLs and an empty text.
+        XCTAssertTrue(script.contains("NULL") && script.contains(", '');"), script)
+
+        let cases: [(order: String, sql: String, sizes: [Int])] = [
+            ("rating:desc,title", "rating DESC, title", [1, 2, 3, 7]),
+            ("notes", "notes", [3, 7]),
+            ("notes:desc,seconds", "notes DESC, seconds", [3, 7]),
+            ("artist_id:desc,rating", "artist_id DESC, rating", [3, 7]),
+        ]
+        for c in cases {
+            let sqlite = try Fixture.run(try Consumer.require(Consumer.sqlite3), [":memory:"],
+                                         input: script + "SELECT row FROM t ORDER BY \(c.sql), row;\n")
+            XCTAssertEqual(sqlite.status, 0, sqlite.stderr)
+            let expected = sqlite.stdout.split(separator: "\n").map { Int64($0) ?? -1 }
+            XCTAssertEqual(expected.count, 20)
+            for size in c.sizes {
+                var walked: [Int64] = []
+                var cursor: JSON = .null
+                var pages = 0
+                repeat {
+                    let p = try page(["--order", c.order, "--limit", String(size)] + (cursor.stringValue.map { ["--after", $0] } ?? []))
+                    walked += (p["keys"]?.arrayValue ?? []).map { $0.arrayValue?.first?.int64Value ?? -1 }
+                    cursor = p["next_cursor"] ?? .null
+                    pages += 1
+                } while cursor != .null && pages <= 20
+                XCTAssertEqual(walked, expected, "--order \(c.order), \(size) a page: rows in SQLite's order, each once")
+                XCTAssertEqual(pages, (20 + size - 1) / size, "--order \(c.order), \(size) a page")
+            }
+        }
     }
 
     func testWritesRewriteTheFileWholeAndNeedWrite() throws {

@@ -14,6 +14,14 @@ final class DatabaseTests: XCTestCase {
         try adapter.open(path, write: write, timeoutMilliseconds: timeout)
     }
 
+    /// The adapter's error; any other error fails the test (a forced cast
+    /// would stop the whole run instead).
+    func dbError(_ e: Error, file: StaticString = #filePath, line: UInt = #line) -> DatabaseError {
+        if let d = e as? DatabaseError { return d }
+        XCTFail("expected a DatabaseError, got \(type(of: e)): \(e)", file: file, line: line)
+        return DatabaseError(PINCER_FAILED, "not a DatabaseError: \(e)")
+    }
+
     func copyOfChinook() throws -> String {
         let path = Fixture.temporaryDirectory("pincer-db") + "/chinook.sqlite"
         try FileManager.default.copyItem(atPath: DatabaseTests.chinook, toPath: path)
@@ -75,7 +83,7 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(track.columns.first { $0.name == "Name" }?.notNull, true)
 
         XCTAssertThrowsError(try s.describe("Tracks")) { e in
-            let error = e as! DatabaseError
+            let error = dbError(e)
             XCTAssertEqual(error.status, PINCER_NOT_FOUND)
             XCTAssertTrue(error.message.contains("did you mean 'Track'"), error.message)
         }
@@ -127,6 +135,123 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(try walk(s, "PlaylistTrack", order: [OrderTerm("TrackId", descending: true)], pageSize: 500).rows, expected)
     }
 
+    /// Tables whose declared keys hold NULLs: a rowid table's PRIMARY KEY
+    /// takes NULLs, several of them (they never conflict), unless it is the
+    /// rowid itself; "INTEGER PRIMARY KEY DESC" is not the rowid. Every
+    /// table has a unique `id` column, so a walk can be checked row by row.
+    static func makeNullableKeyDatabase() throws -> String {
+        let path = Fixture.temporaryDirectory("pincer-db-nullkeys") + "/keys.db"
+        // 40 rows each, inserted out of key order; (i * 7) % 41 is distinct for i in 1...40.
+        let rows = "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 40) "
+        let sql = """
+            CREATE TABLE single (k TEXT PRIMARY KEY, id INTEGER NOT NULL, n);
+            \(rows) INSERT INTO single SELECT CASE WHEN i % 3 = 0 THEN NULL ELSE printf('k%02d', (i * 7) % 41) END, i,
+                                              CASE WHEN i % 4 = 0 THEN NULL ELSE i % 5 END FROM s;
+            CREATE TABLE pair (a, b, id INTEGER NOT NULL, n TEXT, PRIMARY KEY (a, b));
+            \(rows) INSERT INTO pair SELECT CASE i % 6 WHEN 0 THEN NULL WHEN 1 THEN i % 3 WHEN 2 THEN 'x' || (i % 2)
+                                                    WHEN 3 THEN x'00' WHEN 4 THEN (i % 3) * 1.0 ELSE NULL END,
+                                            CASE WHEN i % 2 = 0 THEN NULL ELSE i END, i,
+                                            CASE WHEN i % 5 = 0 THEN NULL ELSE char(65 + i % 4) END FROM s;
+            CREATE TABLE descending (x INTEGER PRIMARY KEY DESC, id INTEGER NOT NULL);
+            \(rows) INSERT INTO descending SELECT CASE WHEN i % 2 = 0 THEN NULL ELSE (i * 7) % 41 END, i FROM s;
+            CREATE TABLE half (rowid TEXT, k TEXT PRIMARY KEY, id INTEGER NOT NULL);
+            \(rows) INSERT INTO half SELECT 'r', CASE WHEN i % 2 = 0 THEN NULL ELSE i END, i FROM s;
+            CREATE TABLE strict (a TEXT, b INTEGER, id INTEGER NOT NULL, n, PRIMARY KEY (a, b)) WITHOUT ROWID;
+            \(rows) INSERT INTO strict SELECT 'g' || (i % 4), (i * 7) % 41, i, CASE WHEN i % 3 = 0 THEN NULL ELSE i % 4 END FROM s;
+            CREATE TABLE hidden (rowid, _rowid_, oid, k TEXT PRIMARY KEY, id INTEGER NOT NULL);
+            \(rows) INSERT INTO hidden SELECT 1, 2, 3, CASE WHEN i % 2 = 0 THEN NULL ELSE i END, i FROM s;
+            """
+        let r = try Fixture.run(try Consumer.require(Consumer.sqlite3), [path], input: sql)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return path
+    }
+
+    /// Every row exactly once, in the order the engine gives the same total
+    /// order, at page sizes 1, 2, 3 and 7, by cursor and by offset.
+    func testKeysetWalksReachEveryRowWhenKeysHoldNulls() throws {
+        let s = try open(try DatabaseTests.makeNullableKeyDatabase())
+        let ids = (1...40).map { DBValue.integer(Int64($0)) }
+        // (table, order asked for, the same order in SQL with what the adapter adds)
+        let cases: [(String, [OrderTerm], String)] = [
+            ("single", [], "k, rowid"),
+            ("single", [OrderTerm("k", descending: true)], "k DESC, rowid"),
+            ("single", [OrderTerm("n")], "n, k, rowid"),
+            ("single", [OrderTerm("n", descending: true)], "n DESC, k, rowid"),
+            ("single", [OrderTerm("n", descending: true), OrderTerm("k")], "n DESC, k, rowid"),
+            ("single", [OrderTerm("k"), OrderTerm("n", descending: true)], "k, n DESC, rowid"),
+            ("pair", [], "a, b, rowid"),
+            ("pair", [OrderTerm("b", descending: true), OrderTerm("a", descending: true)], "b DESC, a DESC, rowid"),
+            ("pair", [OrderTerm("n", descending: true)], "n DESC, a, b, rowid"),
+            ("pair", [OrderTerm("a"), OrderTerm("n")], "a, n, b, rowid"),
+            ("descending", [], "x, rowid"),
+            ("descending", [OrderTerm("x", descending: true)], "x DESC, rowid"),
+            ("half", [], "k, _rowid_"),
+            ("half", [OrderTerm("k", descending: true)], "k DESC, _rowid_"),
+            ("strict", [], "a, b"),
+            ("strict", [OrderTerm("n")], "n, a, b"),
+            ("strict", [OrderTerm("n", descending: true), OrderTerm("b", descending: true)], "n DESC, b DESC, a"),
+        ]
+        for (table, order, sql) in cases {
+            let expected = try s.execute(Statement(sql: "SELECT * FROM \(table) ORDER BY \(sql)")).rows
+            XCTAssertEqual(expected.count, 40, table)
+            let idColumn = try XCTUnwrap(try s.describe(table).columns.firstIndex { $0.name == "id" })
+            for size in [1, 2, 3, 7] {
+                let what = "\(table) ORDER BY \(sql), \(size) a page"
+                let (rows, pages) = try walk(s, table, order: order, pageSize: size)
+                XCTAssertEqual(rows.map { $0[idColumn] }.sorted { ($0.asInt ?? 0) < ($1.asInt ?? 0) }, ids, "\(what): every row exactly once")
+                XCTAssertEqual(rows, expected, what)
+                XCTAssertEqual(pages, (40 + size - 1) / size, what)
+                XCTAssertEqual(try walkByOffset(s, table, order: order, pageSize: size), expected, "\(what), by offset")
+            }
+        }
+
+        // The rowid added for NULL keys is part of the cursor's order: one
+        // made for a table without it is refused, not misread.
+        let strictCursor = try XCTUnwrap(try s.readPage(PageRequest(object: "strict", limit: 1)).nextCursor)
+        XCTAssertThrowsError(try s.readPage(PageRequest(object: "single", limit: 1, cursor: strictCursor)))
+    }
+
+    /// A NULL-able key with every rowid name taken by a column: no order is
+    /// total, so the table pages by offset, and the page says why.
+    func testNullableKeyWithoutARowidNamePagesByOffsetAndSaysSo() throws {
+        let s = try open(try DatabaseTests.makeNullableKeyDatabase())
+        let page = try s.readPage(PageRequest(object: "hidden", limit: 7))
+        XCTAssertEqual(page.rows.count, 7)
+        XCTAssertTrue(page.more)
+        XCTAssertNil(page.nextCursor)
+        XCTAssertEqual(page.paging, .offset)
+        let note = try XCTUnwrap(page.note)
+        XCTAssertTrue(note.contains("hidden's key (k) may be NULL") && note.contains("--offset"), note)
+        XCTAssertEqual(page.json(offset: 0)["next_offset"], .int(7))
+        XCTAssertEqual(page.json(offset: 0)["paging_note"], .string(note))
+        // Offsets still reach every row.
+        let all = try walkByOffset(s, "hidden", order: [], pageSize: 7)
+        XCTAssertEqual(Set(all.map { $0[4] }), Set((1...40).map { DBValue.integer(Int64($0)) }))
+        XCTAssertEqual(all.count, 40)
+        // A cursor of another table is refused with the reason.
+        let cursor = try XCTUnwrap(try s.readPage(PageRequest(object: "single", limit: 1)).nextCursor)
+        XCTAssertThrowsError(try s.readPage(PageRequest(object: "hidden", limit: 1, cursor: cursor))) { e in
+            XCTAssertTrue(dbError(e).message.contains("may be NULL") && dbError(e).message.contains("--offset only"),
+                          dbError(e).message)
+        }
+        // A table with a key that cannot be NULL, and a rowid alias, say nothing.
+        XCTAssertNil(try s.readPage(PageRequest(object: "strict", limit: 1)).note)
+        XCTAssertNil(try s.readPage(PageRequest(object: "single", limit: 1)).note)
+    }
+
+    /// Pages by --offset until one says no more rows follow.
+    func walkByOffset(_ s: DatabaseSession, _ table: String, order: [OrderTerm], pageSize: Int) throws -> [[DBValue]] {
+        var rows: [[DBValue]] = []
+        while rows.count < 10_000 {
+            let page = try s.readPage(PageRequest(object: table, order: order, limit: pageSize, offset: rows.count))
+            XCTAssertEqual(page.paging, .offset)
+            rows += page.rows
+            if !page.more { break }
+            XCTAssertEqual(page.rows.count, pageSize, "a page with more after it is full")
+        }
+        return rows
+    }
+
     func testOffsetPagingAndCursorChecks() throws {
         let s = try open(DatabaseTests.chinook)
         let page = try s.readPage(PageRequest(object: "Track", limit: 3, offset: 3500))
@@ -147,8 +272,8 @@ final class DatabaseTests: XCTestCase {
             (PageRequest(object: "Track", limit: 0), "at least 1"),
         ] {
             XCTAssertThrowsError(try s.readPage(request)) { e in
-                XCTAssertEqual((e as! DatabaseError).status, PINCER_INVALID_ARGUMENT)
-                XCTAssertTrue((e as! DatabaseError).message.contains(fragment), (e as! DatabaseError).message)
+                XCTAssertEqual(dbError(e).status, PINCER_INVALID_ARGUMENT)
+                XCTAssertTrue(dbError(e).message.contains(fragment), dbError(e).message)
             }
         }
     }
@@ -172,8 +297,8 @@ final class DatabaseTests: XCTestCase {
         try s.delete("PlaylistTrack", key: key)
         XCTAssertEqual(try s.count("PlaylistTrack", limit: 0).value, before - 1)
         XCTAssertThrowsError(try s.delete("PlaylistTrack", key: key)) { e in
-            XCTAssertEqual((e as! DatabaseError).status, PINCER_NOT_FOUND)
-            XCTAssertTrue((e as! DatabaseError).message.contains("PlaylistId=1, TrackId=3402"), (e as! DatabaseError).message)
+            XCTAssertEqual(dbError(e).status, PINCER_NOT_FOUND)
+            XCTAssertTrue(dbError(e).message.contains("PlaylistId=1, TrackId=3402"), dbError(e).message)
         }
         let inserted = try s.insert("PlaylistTrack", values: [("PlaylistId", .integer(1)), ("TrackId", .integer(3402))])
         XCTAssertEqual(inserted.rows, [key])
@@ -183,7 +308,7 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(try s.execute(Statement(sql: "SELECT TrackId FROM PlaylistTrack WHERE PlaylistId = 1 AND TrackId IN (3402, 2819)")).rows,
                        [[.integer(2819)]])
         XCTAssertThrowsError(try s.update("PlaylistTrack", key: [.integer(1)], values: [("TrackId", .integer(1))])) { e in
-            XCTAssertTrue((e as! DatabaseError).message.contains("(PlaylistId, TrackId): give 2 key values"), (e as! DatabaseError).message)
+            XCTAssertTrue(dbError(e).message.contains("(PlaylistId, TrackId): give 2 key values"), dbError(e).message)
         }
         // A constraint failure changes nothing.
         XCTAssertThrowsError(try s.insert("PlaylistTrack", values: [("PlaylistId", .integer(1)), ("TrackId", .integer(2819))]))
@@ -200,7 +325,7 @@ final class DatabaseTests: XCTestCase {
         let s = try open(path)
         func refused(_ body: () throws -> Void, _ fragment: String, line: UInt = #line) {
             XCTAssertThrowsError(try body(), line: line) { e in
-                let error = e as! DatabaseError
+                let error = dbError(e)
                 XCTAssertEqual(error.status, PINCER_UNSUPPORTED, error.message, line: line)
                 XCTAssertTrue(error.message.contains(fragment), error.message, line: line)
             }
@@ -251,7 +376,7 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(page.rows[2][1], .real(.infinity))
 
         XCTAssertThrowsError(try s.update("items", key: [.integer(1)], values: [("total", .real(1))])) { e in
-            XCTAssertTrue((e as! DatabaseError).message.contains("generated column"), (e as! DatabaseError).message)
+            XCTAssertTrue(dbError(e).message.contains("generated column"), dbError(e).message)
         }
         // A blob and a text with NUL bytes go in and come back whole.
         let row = try s.insert("items", values: [("price", .real(0.5)), ("data", .blob([0, 0, 1])), ("note", .text("x\0y\0"))])
@@ -264,9 +389,11 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(view.identity, .none)
         let viewPage = try s.readPage(PageRequest(object: "cheap", limit: 1))
         XCTAssertNil(viewPage.nextCursor)
+        XCTAssertTrue(viewPage.more)
+        XCTAssertEqual(viewPage.note, "no cursor: cheap is a view, which has no key, so it pages by --offset only")
         XCTAssertEqual(viewPage.keyColumns, [])
         XCTAssertThrowsError(try s.delete("cheap", key: [.integer(2)])) { e in
-            XCTAssertEqual((e as! DatabaseError).status, PINCER_UNSUPPORTED)
+            XCTAssertEqual(dbError(e).status, PINCER_UNSUPPORTED)
         }
 
         // No primary key: rows are addressed by rowid; a column named rowid
@@ -304,7 +431,7 @@ final class DatabaseTests: XCTestCase {
         let s = try open(path, write: true)
         func invalid(_ sql: String, _ fragment: String, params: [DBValue] = [], line: UInt = #line) {
             XCTAssertThrowsError(try s.execute(Statement(sql: sql, parameters: params)), line: line) { e in
-                let error = e as! DatabaseError
+                let error = dbError(e)
                 XCTAssertEqual(error.status, PINCER_INVALID_ARGUMENT, error.message, line: line)
                 XCTAssertTrue(error.message.contains(fragment), error.message, line: line)
             }
@@ -326,8 +453,8 @@ final class DatabaseTests: XCTestCase {
         let forever = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
         let start = Date()
         XCTAssertThrowsError(try s.execute(Statement(sql: forever + "SELECT count(*) FROM n"))) { e in
-            XCTAssertEqual((e as! DatabaseError).status, PINCER_CANCELLED)
-            XCTAssertTrue((e as! DatabaseError).message.contains("timed out after 150 ms"), (e as! DatabaseError).message)
+            XCTAssertEqual(dbError(e).status, PINCER_CANCELLED)
+            XCTAssertTrue(dbError(e).message.contains("timed out after 150 ms"), dbError(e).message)
         }
         XCTAssertLessThan(Date().timeIntervalSince(start), 5)
         XCTAssertThrowsError(try s.execute(Statement(sql: forever + "INSERT INTO Genre (Name) SELECT 'g' || i FROM n")))
@@ -347,8 +474,8 @@ final class DatabaseTests: XCTestCase {
         }
         started.wait()
         XCTAssertThrowsError(try s.execute(Statement(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"))) { e in
-            XCTAssertEqual((e as! DatabaseError).status, PINCER_CANCELLED)
-            XCTAssertTrue((e as! DatabaseError).message.contains("cancelled"), (e as! DatabaseError).message)
+            XCTAssertEqual(dbError(e).status, PINCER_CANCELLED)
+            XCTAssertTrue(dbError(e).message.contains("cancelled"), dbError(e).message)
         }
         // A cancel that arrives between calls does not poison the next one.
         s.cancel()
@@ -367,10 +494,10 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(found.map(\.name), ["music", "Chinook_Sqlite"])
         XCTAssertEqual(found[0].location, dir + "/music.db")
         XCTAssertThrowsError(try adapter.open(dir + "/fake.sqlite", write: false, timeoutMilliseconds: 0)) { e in
-            XCTAssertTrue((e as! DatabaseError).message.contains("is not a SQLite database"), (e as! DatabaseError).message)
+            XCTAssertTrue(dbError(e).message.contains("is not a SQLite database"), dbError(e).message)
         }
         XCTAssertThrowsError(try adapter.open(dir + "/nothing.db", write: false, timeoutMilliseconds: 0)) { e in
-            XCTAssertEqual((e as! DatabaseError).status, PINCER_NOT_FOUND)
+            XCTAssertEqual(dbError(e).status, PINCER_NOT_FOUND)
         }
     }
 

@@ -133,7 +133,8 @@ extension Page {
     /// The browser's page document: {"columns", "rows", and, where rows
     /// can be addressed, "key_columns" and "keys"}, plus paging fields:
     /// "next_cursor" to continue by keyset, and "next_offset" when more rows
-    /// follow a page read by offset.
+    /// follow a page read by offset, and "paging_note" when the object
+    /// cannot be paged by cursor.
     public func json(extra: [(String, JSON)] = [], offset: Int? = nil) -> JSON {
         var fields: [(String, JSON)] = extra
         fields.append(("columns", .array(columns.map(JSON.string))))
@@ -145,6 +146,7 @@ extension Page {
         if let paging { fields.append(("paging", .string(paging == .keyset ? "keyset" : "offset"))) }
         if paging != nil { fields.append(("next_cursor", nextCursor.map(JSON.string) ?? .null)) }
         if paging == .offset, more, let offset { fields.append(("next_offset", .int(Int64(offset + rows.count)))) }
+        if let note { fields.append(("paging_note", .string(note))) }
         return .object(fields)
     }
 }

@@ -171,10 +171,12 @@ public struct Page: Sendable, Equatable {
     public var changes: Int
     public var truncated: Bool
     public var wrote: Bool
+    /// read_page: why the page has no cursor although more rows may follow.
+    public var note: String?
 
     public init(columns: [String], rows: [[DBValue]], keyColumns: [String] = [], keys: [[DBValue]] = [],
                 paging: Paging? = nil, nextCursor: String? = nil, more: Bool = false, changes: Int = 0, truncated: Bool = false,
-                wrote: Bool = false) {
+                wrote: Bool = false, note: String? = nil) {
         self.columns = columns
         self.rows = rows
         self.keyColumns = keyColumns
@@ -185,6 +187,7 @@ public struct Page: Sendable, Equatable {
         self.changes = changes
         self.truncated = truncated
         self.wrote = wrote
+        self.note = note
     }
 }
 

@@ -22,6 +22,15 @@ struct SQLiteObject {
     let keyExpressions: [String]
     /// Key columns that can never be NULL, for the keyset predicate.
     let keyNotNull: [Bool]
+    /// The order keyset paging adds to make any order total: the key, then
+    /// the rowid where the key may hold NULLs (a rowid table's declared
+    /// PRIMARY KEY is UNIQUE, and NULLs never conflict there, so several
+    /// rows may share a NULL key). nil when no such order exists (views,
+    /// virtual tables, a NULL-able key whose rowid names are all shadowed
+    /// by columns): the object pages by offset only.
+    let totalOrder: [OrderColumn]?
+    /// Why `totalOrder` is nil, for the page's note.
+    let noKeysetReason: String?
 }
 
 extension SQLiteConnection {
@@ -82,26 +91,46 @@ extension SQLiteConnection {
         var keyColumns: [String] = []
         var keyExpressions: [String] = []
         var keyNotNull: [Bool] = []
+        // A rowid table's rowid under a name no column shadows.
+        let rowid = kind == .table && !withoutRowid
+            ? ["rowid", "_rowid_", "oid"].first { a in !columns.contains { $0.name.lowercased() == a } } : nil
+        var totalOrder: [OrderColumn]?
+        var noKeysetReason: String?
         if kind == .table {
             let pk = columns.filter { $0.primaryKey > 0 }.sorted { $0.primaryKey < $1.primaryKey }
             if !pk.isEmpty {
                 identity = .primaryKey
                 keyColumns = pk.map(\.name)
                 keyExpressions = pk.map { quoteIdentifier($0.name) }
-                // An INTEGER PRIMARY KEY is the rowid; WITHOUT ROWID keys are NOT NULL.
-                let rowidAlias = !withoutRowid && pk.count == 1 && pk[0].declaredType.uppercased() == "INTEGER"
+                // An INTEGER PRIMARY KEY is the rowid and has no index of its
+                // own; "INTEGER PRIMARY KEY DESC" and other spellings get one
+                // (origin "pk") and are ordinary columns that take NULLs.
+                // WITHOUT ROWID keys are NOT NULL.
+                let rowidAlias = !withoutRowid && pk.count == 1 && !indexes.contains { $0.primaryKey }
                 keyNotNull = pk.map { $0.notNull || withoutRowid || rowidAlias }
-            } else if !withoutRowid, let alias = ["rowid", "_rowid_", "oid"].first(where: { a in !columns.contains { $0.name.lowercased() == a } }) {
+            } else if let rowid {
                 identity = .rowid
-                keyColumns = [alias]
-                keyExpressions = [alias]
+                keyColumns = [rowid]
+                keyExpressions = [rowid]
                 keyNotNull = [true]
             }
+            let key = zip(keyExpressions, keyNotNull).map { OrderColumn(expression: $0, descending: false, nullable: !$1) }
+            if identity == .none {
+                noKeysetReason = "\(name) has no primary key and every rowid name (rowid, _rowid_, oid) is a column"
+            } else if keyNotNull.allSatisfy({ $0 }) {
+                totalOrder = key
+            } else if let rowid {
+                totalOrder = key + [OrderColumn(expression: rowid, descending: false, nullable: false)]
+            } else {
+                noKeysetReason = "\(name)'s key (\(keyColumns.joined(separator: ", "))) may be NULL, and every rowid name (rowid, _rowid_, oid) is a column"
+            }
+        } else {
+            noKeysetReason = "\(name) is a \(kind.name), which has no key"
         }
         let description = ObjectDescription(name: name, kind: kind, ddl: ddl, columns: columns, foreignKeys: foreignKeys,
                                             indexes: indexes, identity: identity, keyColumns: keyColumns)
         return SQLiteObject(description: description, visibleColumns: columns.filter { !$0.hidden },
-                            keyExpressions: keyExpressions, keyNotNull: keyNotNull)
+                            keyExpressions: keyExpressions, keyNotNull: keyNotNull, totalOrder: totalOrder, noKeysetReason: noKeysetReason)
     }
 }
 

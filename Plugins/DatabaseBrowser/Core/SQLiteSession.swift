@@ -80,10 +80,12 @@ final class SQLiteSession: DatabaseSession {
                 throw .invalid("cannot order \(d.name) by '\(term.column)': no such column\(Suggest.nearest(term.column, d.columns.map(\.name) + d.keyColumns))")
             }
         }
-        for (i, k) in o.keyExpressions.enumerated() where !order.contains(where: { $0.expression == k }) {
-            order.append(OrderColumn(expression: k, descending: false, nullable: !o.keyNotNull[i]))
-        }
-        let keyset = d.identity != .none
+        // Then the key, and the rowid where the key may be NULL, make the
+        // order total, so a cursor names exactly one position. Without one
+        // (see noKeysetReason) the key still steadies the order for offsets.
+        let keyset = o.totalOrder != nil
+        let tail = o.totalOrder ?? zip(o.keyExpressions, o.keyNotNull).map { OrderColumn(expression: $0, descending: false, nullable: !$1) }
+        for t in tail where !order.contains(where: { $0.expression == t.expression }) { order.append(t) }
 
         // The visible columns, then any order or key expression that is not
         // one of them (a rowid): each value is read once.
@@ -98,7 +100,7 @@ final class SQLiteSession: DatabaseSession {
         var sql = "SELECT " + (selected.isEmpty ? "*" : selected.joined(separator: ", ")) + " FROM \(quoteIdentifier(d.name))"
         var parameters: [DBValue] = []
         if let cursor = request.cursor {
-            guard keyset else { throw .invalid("\(d.name) has no key, so it pages by --offset only") }
+            guard keyset else { throw .invalid("\(o.noKeysetReason ?? d.name): it pages by --offset only") }
             let after = try KeysetCursor.decode(cursor, object: d.name, order: order)
             let p = KeysetCursor.predicate(order: order, after: after)
             sql += " WHERE " + p.sql
@@ -143,7 +145,8 @@ final class SQLiteSession: DatabaseSession {
             }
             let next = keyset && more ? KeysetCursor.encode(object: d.name, order: order, values: last) : nil
             return Page(columns: visible.map(\.name), rows: rows, keyColumns: d.keyColumns, keys: keys,
-                        paging: request.cursor != nil ? .keyset : .offset, nextCursor: next, more: more)
+                        paging: request.cursor != nil ? .keyset : .offset, nextCursor: next, more: more,
+                        note: keyset ? nil : "no cursor: \(o.noKeysetReason ?? d.name), so it pages by --offset only")
         }
     }
 

@@ -56,9 +56,11 @@ struct DatabaseCommands {
         try host.addCommand("rows(db: string, table: string, order: string = \"\", desc: bool = false, limit: i64 = 50, after: string = \"\", offset: i64 = 0, timeout: i64 = 5000) -> string",
                             summary: "A page of a table's rows, by keyset cursor or offset", details: """
             --order takes column names separated by commas, each optionally followed by :asc or :desc
-            (--desc makes descending the default). The key is added to make the order total. The result's
-            next_cursor, passed back as --after, continues where the page ended and costs the same at any
-            depth; --offset skips rows instead (cost grows with the offset). \(timeoutHelp)
+            (--desc makes descending the default). The key, and the rowid where the key may be NULL, are
+            added to make the order total. The result's next_cursor, passed back as --after, continues where
+            the page ended and costs the same at any depth; --offset skips rows instead (cost grows with the
+            offset). Views, and tables without a total order, page by --offset only (paging_note says why).
+            \(timeoutHelp)
             """, jsonResult: true) { args in
             let order = try DatabaseCommands.order(args[2].string, descending: args[3].bool)
             guard args[4].i64 >= 1 else { throw DatabaseError.invalid("--limit must be at least 1, not \(args[4].i64)") }
