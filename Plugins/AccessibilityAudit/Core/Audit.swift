@@ -21,8 +21,8 @@ public struct Auditor: Sendable {
         if !walk.isComplete {
             for i in reports.indices { reports[i].complete = false }
         }
-        // Number every finding in tree order (then check order), as the picture does.
-        var all = reports.flatMap(\.findings).sorted { ($0.order, $0.check) < ($1.order, $1.check) }
+        // Number every finding in reading order, as the picture does.
+        var all = Auditor.readingOrder(reports.flatMap(\.findings))
         for i in all.indices { all[i].number = i + 1 }
         let shown = all.filter { $0.severity <= minimumSeverity }
         for r in reports.indices {
@@ -31,6 +31,30 @@ public struct Auditor: Sendable {
         return AuditReport(screen: screen, time: time, checks: reports, findings: shown, hidden: all.count - shown.count,
                            minimumSeverity: minimumSeverity, totalElements: walk.totalElements, walkedElements: walk.nodes.count,
                            stoppedBy: walk.stoppedBy, stoppedAt: walk.stoppedAt, screenshotUsed: screenshot != nil)
+    }
+}
+
+extension Auditor {
+    /// Top to bottom, left to right: sorted by their tops, findings form
+    /// lines (one joins a line while its top is no lower than the middle of
+    /// the line's first box), each line read left to right; ties go by tree
+    /// order, then check.
+    static func readingOrder(_ findings: [Finding]) -> [Finding] {
+        func frame(_ f: Finding) -> Rect { Picture.sanitized(f.frame) }
+        let byTop = findings.sorted { a, b in
+            (frame(a).y, a.order, a.check) < (frame(b).y, b.order, b.check)
+        }
+        var lines: [[Finding]] = []
+        for f in byTop {
+            if let first = lines.last?.first, frame(f).y <= frame(first).y + frame(first).height / 2 {
+                lines[lines.count - 1].append(f)
+            } else {
+                lines.append([f])
+            }
+        }
+        return lines.flatMap { line in
+            line.sorted { a, b in (frame(a).x, a.order, a.check) < (frame(b).x, b.order, b.check) }
+        }
     }
 }
 
