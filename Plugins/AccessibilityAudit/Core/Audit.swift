@@ -188,13 +188,33 @@ public struct AuditReport: Sendable {
 
     // MARK: SARIF 2.1.0
 
+    /// `path` as SARIF's `artifactLocation.uri`, a URI reference (RFC 3986):
+    /// an absolute path as a `file://` URI, a relative one as it is; bytes
+    /// other than unreserved characters and `/` percent-encoded (spaces,
+    /// non-ASCII, `:` that would read as a scheme, `%`, `#`, `?`).
+    static func uriReference(_ path: String) -> String {
+        var out = path.hasPrefix("/") ? "file://" : ""
+        let hex = Array("0123456789ABCDEF")
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
+            }
+        }
+        return out
+    }
+
     /// A SARIF 2.1.0 log with one run. `artifact` is the audited file (for
     /// the result locations); elements are logical locations named by their
     /// path in the input.
     public func sarif(artifact: String, toolVersion: String) -> JSON {
         let rules = CheckID.allCases
+        let uri = Self.uriReference(artifact)
         let results: [JSON] = findings.map { f in
-            var location: [(String, JSON)] = [("physicalLocation", .object([("artifactLocation", .object([("uri", .string(artifact))]))]))]
+            var location: [(String, JSON)] = [("physicalLocation", .object([("artifactLocation", .object([("uri", .string(uri))]))]))]
             location.append(("logicalLocations", .array([.object([("fullyQualifiedName", .string(f.source ?? f.element)),
                                                                   ("kind", .string("element"))])])))
             return .object([
@@ -218,7 +238,7 @@ public struct AuditReport: Sendable {
             })),
         ])
         return .object([
-            ("$schema", .string("https://json.schemastore.org/sarif-2.1.0.json")),
+            ("$schema", .string("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json")),
             ("version", .string("2.1.0")),
             ("runs", .array([.object([
                 ("tool", .object([("driver", driver)])),
@@ -226,7 +246,7 @@ public struct AuditReport: Sendable {
                                                  ("properties", .object([("summary", .string(summary.rawValue)),
                                                                          ("detail", .string(headline.detail)),
                                                                          ("checksRun", .array(checks.map { .string($0.check.rawValue) }))]))])])),
-                ("artifacts", .array([.object([("location", .object([("uri", .string(artifact))]))])])),
+                ("artifacts", .array([.object([("location", .object([("uri", .string(uri))]))])])),
                 ("results", .array(results)),
             ])])),
         ])

@@ -45,7 +45,8 @@ public enum Picture {
         }
         width = max(width, 1)
         height = max(height, 1)
-        let band = Style.legendHeight
+        let key = Legend(boxes, width: width)
+        let band = key.height
         let n = Format.number
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\""
@@ -70,8 +71,15 @@ public enum Picture {
         // Small boxes a badge must not hide, its own or another finding's.
         let small = boxes.map { sanitized($0.frame).intersection(bounds) }
             .filter { !$0.isEmpty && !($0.width >= 3 * Style.badgeHeight && $0.height >= 2 * Style.badgeHeight) }
+        // Text a badge should rather not hide: the labelled elements the wireframe writes in.
+        var texts: [Rect] = []
+        visit(screen.root) { element in
+            if shownText(element) != nil, !hasLabelledDescendant(element) { texts.append(sanitized(element.frame).intersection(bounds)) }
+        }
         for box in inReadingOrder {
-            let badge = placeBadge(for: sanitized(box.frame), size: badgeSize(box.number), within: bounds, avoiding: placed, uncovering: small)
+            let frame = sanitized(box.frame)
+            let nearby = texts.filter { !$0.isEmpty && $0.intersection(frame).isEmpty }
+            let badge = placeBadge(for: frame, size: badgeSize(box.number), within: bounds, avoiding: placed, uncovering: small, preferablyNot: nearby)
             placed.append(badge)
             badges[box.number] = badge
         }
@@ -95,26 +103,30 @@ public enum Picture {
         }
         out += "</g>\n"
 
-        // Badges above every outline; leaders join a badge set apart from its box.
+        // Leaders join a badge set apart from its box; under every badge, so none crosses one.
+        out += "<g class=\"leaders\" stroke=\"\(Style.dark)\" stroke-width=\"1.5\">\n"
+        for box in inReadingOrder {
+            guard let badge = badges[box.number] else { continue }
+            let frame = sanitized(box.frame).intersection(bounds)
+            guard !frame.isEmpty, frame.intersection(badge.inflated(by: 3)).isEmpty else { continue }
+            let centre = (x: badge.x + badge.width / 2, y: badge.y + badge.height / 2)
+            let target = (x: min(max(centre.x, frame.x), frame.maxX), y: min(max(centre.y, frame.y), frame.maxY))
+            out += "<line class=\"leader\" x1=\"\(n(centre.x))\" y1=\"\(n(centre.y))\" x2=\"\(n(target.x))\" y2=\"\(n(target.y))\"/>\n"
+        }
+        out += "</g>\n"
+        // Badges above every outline and leader.
         out += "<g class=\"badges\" font-family=\"DejaVu Sans, Verdana, sans-serif\" font-weight=\"bold\" font-size=\"\(n(Style.badgeFont))\" text-anchor=\"middle\">\n"
         for box in inReadingOrder {
             guard let badge = badges[box.number] else { continue }
-            let severity = box.severity.rawValue
-            out += "<g class=\"badge \(severity)\" id=\"badge-\(box.number)\">"
+            out += "<g class=\"badge \(box.severity.rawValue)\" id=\"badge-\(box.number)\">"
             out += "<title>\(XMLText.escape(title(box, messages)))</title>"
-            let frame = sanitized(box.frame).intersection(bounds)
-            if !frame.isEmpty, frame.intersection(badge.inflated(by: 3)).isEmpty {
-                let target = (x: min(max(badge.x + badge.width / 2, frame.x), frame.maxX), y: min(max(badge.y + badge.height / 2, frame.y), frame.maxY))
-                out += "<line class=\"leader\" x1=\"\(n(badge.x + badge.width / 2))\" y1=\"\(n(badge.y + badge.height / 2))\""
-                out += " x2=\"\(n(target.x))\" y2=\"\(n(target.y))\" stroke=\"\(Style.dark)\" stroke-width=\"1.5\"/>"
-            }
             out += pill(badge, fill: Style.color(box.severity))
             out += "<text x=\"\(n(badge.x + badge.width / 2))\" y=\"\(n(badge.y + badge.height / 2 + Style.badgeFont * 0.36))\""
             out += " fill=\"\(Style.textColor(box.severity))\">\(box.number)</text>"
             out += "</g>\n"
         }
         out += "</g>\n"
-        out += legend(boxes, x: origin.x, y: origin.y + height, width: width)
+        out += key.svg(x: origin.x, y: origin.y + height, width: width)
         out += "</svg>\n"
         return out
     }
@@ -200,9 +212,10 @@ public enum Picture {
     /// large enough to keep most of itself in view, else beside it (left,
     /// above, right, below, by room); never within `badgeGap` of a badge
     /// already placed nor over a `small` box where another place is free,
-    /// always inside `bounds` (at the nearest edge for a box off the screen).
+    /// and over none of the `soft` rects (text) if it can help it; always
+    /// inside `bounds` (at the nearest edge for a box off the screen).
     static func placeBadge(for frame: Rect, size: (width: Double, height: Double), within bounds: Rect, avoiding placed: [Rect],
-                           uncovering small: [Rect] = []) -> Rect {
+                           uncovering small: [Rect] = [], preferablyNot soft: [Rect] = []) -> Rect {
         let (w, h) = size
         let gap = Style.badgeGap
         func clamp(_ r: Rect) -> Rect {
@@ -222,12 +235,16 @@ public enum Picture {
             Rect(x: frame.maxX + gap, y: frame.y + min(0, frame.height / 2 - h / 2), width: w, height: h),  // right
             Rect(x: frame.x, y: frame.maxY + gap, width: w, height: h),                                      // below
         ]
-        for candidate in candidates {
-            let r = clamp(candidate)
-            // Beside a small box, a badge pushed back over it by the edge is no good.
-            let coversSmall = !large && !visible.isEmpty && !r.intersection(visible).isEmpty
-                || small.contains { !$0.intersection(r).isEmpty }
-            if free(r), !coversSmall { return r }
+        // First a place that hides no text either, then one that hides no small box.
+        for avoidText in [true, false] {
+            for candidate in candidates {
+                let r = clamp(candidate)
+                // Beside a small box, a badge pushed back over it by the edge is no good.
+                let coversSmall = !large && !visible.isEmpty && !r.intersection(visible).isEmpty
+                    || small.contains { !$0.intersection(r).isEmpty }
+                let coversText = avoidText && soft.contains { !$0.intersection(r).isEmpty }
+                if free(r), !coversSmall, !coversText { return r }
+            }
         }
         // Crowded: step right (wrapping down a row) from the first place that fits.
         let start = clamp(candidates[0])
@@ -245,27 +262,44 @@ public enum Picture {
         return start
     }
 
-    /// The band beneath the screen: each severity's badge colour, name and count.
-    static func legend(_ boxes: [PictureBox], x: Double, y: Double, width: Double) -> String {
-        let n = Format.number
-        let h = Style.legendHeight
-        var out = "<g class=\"legend\" font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"11\" fill=\"\(Style.dark)\">\n"
-        out += "<rect class=\"legend-band\" x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(width))\" height=\"\(n(h))\" fill=\"\(Style.light)\" stroke=\"\(Style.wireframeLine)\" stroke-width=\"0.5\"/>\n"
-        // DejaVu Sans at 11 points averages under 7 points a character; a narrow screen gets the legend smaller.
-        let entries = Severity.allCases.map { severity in
-            (severity, "\(severity.rawValue) (\(boxes.filter { $0.severity == severity }.count))")
+    /// The band beneath the screen: each severity's badge colour, name and
+    /// count, on as many lines as the screen's width needs (a screen too
+    /// narrow for even one entry gets the legend smaller).
+    struct Legend {
+        var entries: [(severity: Severity, text: String, x: Double, line: Int)] = []
+        var shrink = 1.0
+        var height: Double
+
+        static let lineHeight = 18.0
+
+        init(_ boxes: [PictureBox], width: Double) {
+            let texts = Severity.allCases.map { severity in (severity, "\(severity.rawValue) (\(boxes.filter { $0.severity == severity }.count))") }
+            // DejaVu Sans at 11 points averages under 6 points a character (lower case and digits).
+            let widths = texts.map { 17 + Double($0.1.count) * 5.8 + 10 }
+            let room = max(width - 16, 1)
+            shrink = min(1, room / (widths.max() ?? 1))
+            var x = 0.0, line = 0
+            for ((severity, text), w) in zip(texts, widths) {
+                if x > 0, (x + w) * shrink > room { x = 0; line += 1 }
+                entries.append((severity, text, x, line))
+                x += w
+            }
+            height = 4 + Double(line + 1) * Legend.lineHeight * shrink
         }
-        let widths = entries.map { 17 + Double($0.1.count) * 7 + 14 }
-        let shrink = min(1, width / (16 + widths.reduce(0, +)))
-        out += "<g transform=\"translate(\(n(x + 8 * shrink)) \(n(y + h / 2))) scale(\(n(shrink)))\">\n"
-        var at = 0.0
-        for ((severity, text), width) in zip(entries, widths) {
-            let swatch = Rect(x: at, y: -6, width: 12, height: 12)
-            out += "<g class=\"legend-entry \(severity.rawValue)\">" + pill(swatch, fill: Style.color(severity))
-            out += "<text x=\"\(n(at + 17))\" y=\"4\">\(text)</text></g>\n"
-            at += width
+
+        func svg(x: Double, y: Double, width: Double) -> String {
+            let n = Format.number
+            var out = "<g class=\"legend\" font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"11\" fill=\"\(Style.dark)\">\n"
+            out += "<rect class=\"legend-band\" x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"\(Style.light)\" stroke=\"\(Style.wireframeLine)\" stroke-width=\"0.5\"/>\n"
+            out += "<g transform=\"translate(\(n(x + 8)) \(n(y + 2 + Legend.lineHeight * shrink / 2))) scale(\(n(shrink)))\">\n"
+            for entry in entries {
+                let top = Double(entry.line) * Legend.lineHeight
+                let swatch = Rect(x: entry.x, y: top - 6, width: 12, height: 12)
+                out += "<g class=\"legend-entry \(entry.severity.rawValue)\">" + pill(swatch, fill: Style.color(entry.severity))
+                out += "<text x=\"\(n(entry.x + 17))\" y=\"\(n(top + 4))\">\(entry.text)</text></g>\n"
+            }
+            return out + "</g>\n</g>\n"
         }
-        return out + "</g>\n</g>\n"
     }
 
     // MARK: Geometry
@@ -308,7 +342,6 @@ public enum Picture {
         static let badgeFont = 11.0
         /// The least room between two badges.
         static let badgeGap = 3.0
-        static let legendHeight = 22.0
 
         static func color(_ severity: Severity) -> String {
             switch severity {

@@ -135,10 +135,12 @@ public enum Waterfall {
                 let tick = Double(k) * time.step
                 let x = burst.x + tick * time.scale
                 let text = tickLabel(tick, step: time.step, axisEnd: time.axisEnd)
+                // The last label ends at its tick, and a burst's first after a break starts at it, so both stay clear.
                 let last = b == time.bursts.count - 1 && k == ticks && k > 0 && x > width - margin - 40
-                let anchor = last ? "end" : "middle"
-                let half = Double(text.count) * charWidth / 2
-                let (left, right) = last ? (x - 2 * half, x) : (x - half, x + half)
+                let first = b > 0 && k == 0
+                let anchor = last ? "end" : first ? "start" : "middle"
+                let w = Double(text.count) * charWidth
+                let (left, right) = last ? (x - w, x) : first ? (x, x + w) : (x - w / 2, x + w / 2)
                 svg += "<line class=\"grid\" x1=\"\(n(x))\" y1=\"\(n(rowsTop - 8))\" x2=\"\(n(x))\" y2=\"\(n(rowsBottom))\"/>"
                 if labelled.claim(left - 4, right + 4) {
                     svg += "<text class=\"tick\" x=\"\(n(x))\" y=\"\(n(rowsTop - 12))\" text-anchor=\"\(anchor)\">\(XMLText.escape(text))</text>"
@@ -159,7 +161,8 @@ public enum Waterfall {
             let x = time.x(offset)
             var durationMs = max(0, entry.duration)
             if outcome == "pending" { durationMs = max(durationMs, endMs - offset) }
-            let w = max(time.x(offset + durationMs) - x, 1)
+            // Pending bars are at least a few pixels, so their dashes show.
+            let w = max(time.x(offset + durationMs) - x, outcome == "pending" ? 6 : 1)
             let barY = y + (rowHeight - barHeight) / 2
 
             svg += "<g class=\"row\">"
