@@ -313,6 +313,24 @@ final class PictureTests: XCTestCase {
         XCTAssertGreaterThan(distinctColours(map), 8)
     }
 
+    /// librsvg is loaded on the first PNG written, not when plugins start
+    /// (the dynamic loader's own trace, LD_DEBUG=libs, says what it opened).
+    func testLibrsvgLoadsOnlyForPNG() throws {
+        let state = Fixture.temporaryDirectory("pincer-lazy-rsvg")
+        var env = ProcessInfo.processInfo.environment
+        env["PINCER_STATE_DIR"] = state
+        env["LD_DEBUG"] = "libs"
+        func loads(_ args: [String]) throws -> Bool {
+            let r = try Fixture.run(Fixture.pincer, ["run"] + args, environment: env)
+            XCTAssertEqual(r.status, 0, r.stderr.suffix(500).description)
+            XCTAssertTrue(r.stderr.contains("calling init:"), "LD_DEBUG traced the run")
+            return r.stderr.contains("librsvg-2.so.2")
+        }
+        XCTAssertFalse(try loads(["net.waterfall", "\(state)/w.svg"]), "SVG needs no librsvg")
+        XCTAssertFalse(try loads(["a11y.checks"]))
+        XCTAssertTrue(try loads(["net.waterfall", "\(state)/w.png"]), "PNG loads librsvg")
+    }
+
     func distinctColours(_ image: Bitmap) -> Int {
         var seen = Set<UInt32>()
         image.forEachPixel(in: image.bounds) { _, _, r, g, b, a in seen.insert(UInt32(r) << 24 | UInt32(g) << 16 | UInt32(b) << 8 | UInt32(a)) }
@@ -454,8 +472,8 @@ struct SVGTree {
     }
 
     /// What differs between two trees: element names, attribute names,
-    /// attribute values and text with numbers compared within 0.01, and the
-    /// number of children.
+    /// attribute values and text with numbers compared within 0.01 (embedded
+    /// PNGs by their pixels), and the number of children.
     static func differences(_ a: Node, _ b: Node, path: String) -> [String] {
         var out: [String] = []
         let here = "\(path)/\(a.name)" + (a.attributes["class"].map { "[\($0)]" } ?? "")
@@ -465,6 +483,13 @@ struct SVGTree {
         }
         for (key, value) in a.attributes.sorted(by: { $0.key < $1.key }) {
             guard let other = b.attributes[key] else { continue }
+            // Embedded PNGs are compared by their pixels: another zlib may compress them differently.
+            let png = "data:image/png;base64,"
+            if value.hasPrefix(png), other.hasPrefix(png) {
+                let pixels = [value, other].map { Data(base64Encoded: String($0.dropFirst(png.count))).flatMap { try? Bitmap.readPNG(Array($0)) } }
+                if pixels[0] == nil || pixels[0] != pixels[1] { out.append("\(here) @\(key): the embedded PNG differs") }
+                continue
+            }
             if !same(value, other) { out.append("\(here) @\(key): \(value.prefix(80)) became \(other.prefix(80))") }
         }
         if !same(a.ownText.trimmingCharacters(in: .whitespacesAndNewlines), b.ownText.trimmingCharacters(in: .whitespacesAndNewlines)) {
