@@ -104,7 +104,7 @@ public enum Picture {
         out += "</g>\n"
 
         // Leaders join a badge set apart from its box; under every badge, so none crosses one.
-        out += "<g class=\"leaders\" stroke=\"\(Style.dark)\" stroke-width=\"1.5\">\n"
+        out += "<g class=\"leaders\" stroke=\"\(Style.dark)\" stroke-opacity=\"0.6\" stroke-width=\"1\">\n"
         for box in inReadingOrder {
             guard let badge = badges[box.number] else { continue }
             let frame = sanitized(box.frame).intersection(bounds)
@@ -141,7 +141,8 @@ public enum Picture {
 
     /// The element frames over a light background, shaded darker the deeper
     /// they nest, each with its label (or value) clipped to its frame. Only
-    /// the innermost labelled elements are labelled, so texts do not overprint.
+    /// the innermost labelled elements are labelled, and one of several on
+    /// the same frame, so texts do not overprint.
     static func wireframe(_ root: Element, origin: (x: Double, y: Double), width: Double, height: Double) -> String {
         let n = Format.number
         var out = "<rect class=\"background\" x=\"\(n(origin.x))\" y=\"\(n(origin.y))\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"\(Style.wireframeBackground)\"/>\n"
@@ -151,7 +152,9 @@ public enum Picture {
             let f = element.frame
             guard f.x.isFinite, f.y.isFinite, f.width.isFinite, f.height.isFinite, f.width >= 0, f.height >= 0 else { return }
             out += "<rect class=\"element\" x=\"\(n(f.x))\" y=\"\(n(f.y))\" width=\"\(n(f.width))\" height=\"\(n(f.height))\"/>\n"
-            if let text = shownText(element), f.width >= 4, f.height >= 4, !hasLabelledDescendant(element) {
+            // Elements stacked on one frame (duplicates) show the first one's text only.
+            if let text = shownText(element), f.width >= 4, f.height >= 4, !hasLabelledDescendant(element),
+               !labels.contains(where: { $0.frame == f }) {
                 labels.append((f, text))
             }
         }
@@ -246,20 +249,31 @@ public enum Picture {
                 if free(r), !coversSmall, !coversText { return r }
             }
         }
-        // Crowded: step right (wrapping down a row) from the first place that fits.
-        let start = clamp(candidates[0])
-        var candidate = start
-        for _ in 0..<256 {
-            guard let blocker = placed.first(where: { !$0.inflated(by: gap).intersection(candidate).isEmpty }) else { return candidate }
-            candidate.x = blocker.maxX + gap
-            if candidate.maxX > bounds.maxX {
-                candidate.x = bounds.x + 1
-                candidate.y = blocker.maxY + gap
-                if candidate.maxY > bounds.maxY { candidate.y = bounds.y + 1 }
+        // Crowded: the nearest free place on a grid of half-badge steps around
+        // the box, first one hiding neither a small box nor text, then no small
+        // box, then any; only what is near
+        // is looked at, so a screen with many findings stays fast.
+        let step = h / 2, reach = 8.0
+        let around = Rect(x: frame.x - reach * h - w, y: frame.y - reach * h - h,
+                          width: frame.width + 2 * (reach * h + w), height: frame.height + 2 * (reach * h + h))
+        let nearPlaced = placed.filter { !$0.intersection(around).isEmpty }
+        let nearSmall = small.filter { !$0.intersection(around).isEmpty }
+        let nearText = soft.filter { !$0.intersection(around).isEmpty }
+        let centre = (x: frame.x + frame.width / 2, y: frame.y + frame.height / 2)
+        var offsets: [(dx: Double, dy: Double)] = []
+        let n = Int(reach * 2)
+        for i in -n...n { for j in -n...n { offsets.append((Double(i) * step, Double(j) * step)) } }
+        offsets.sort { ($0.dx * $0.dx + $0.dy * $0.dy, $0.dy, $0.dx) < ($1.dx * $1.dx + $1.dy * $1.dy, $1.dy, $1.dx) }
+        for (avoidSmall, avoidText) in [(true, true), (true, false), (false, false)] {
+            for o in offsets {
+                let r = clamp(Rect(x: centre.x + o.dx - w / 2, y: centre.y + o.dy - h / 2, width: w, height: h))
+                guard !nearPlaced.contains(where: { !$0.inflated(by: gap).intersection(r).isEmpty }) else { continue }
+                if avoidSmall, nearSmall.contains(where: { !$0.intersection(r).isEmpty }) { continue }
+                if avoidText, nearText.contains(where: { !$0.intersection(r).isEmpty }) { continue }
+                return r
             }
-            candidate = clamp(candidate)
         }
-        return start
+        return clamp(candidates[0])
     }
 
     /// The band beneath the screen: each severity's badge colour, name and
