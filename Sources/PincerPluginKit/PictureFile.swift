@@ -126,7 +126,7 @@ public enum PictureFile {
 
         static let libraries = (rsvg: "librsvg-2.so.2", cairo: "libcairo.so.2")
 
-        static func load() -> Result<Librsvg, CommandError> {
+        static func load(rsvg rsvgName: String = libraries.rsvg, cairo cairoName: String = libraries.cairo) -> Result<Librsvg, CommandError> {
             func open(_ name: String) -> Result<UnsafeMutableRawPointer, CommandError> {
                 guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
                     let why = dlerror().map { String(cString: $0) } ?? "not found"
@@ -136,7 +136,7 @@ public enum PictureFile {
                 return .success(handle)
             }
             let rsvg: UnsafeMutableRawPointer, cairo: UnsafeMutableRawPointer
-            switch (open(libraries.rsvg), open(libraries.cairo)) {
+            switch (open(rsvgName), open(cairoName)) {
             case (.failure(let e), _), (_, .failure(let e)): return .failure(e)
             case (.success(let r), .success(let c)): (rsvg, cairo) = (r, c)
             }

@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-import PincerPluginKit
+@testable import PincerPluginKit
 import NetworkLog
 import GeoRoutes
 import PincerXML
@@ -59,6 +59,17 @@ final class PictureTests: XCTestCase {
         XCTAssertThrowsError(try PictureFile.png(svg: "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"40000\" height=\"10\"/>")) { error in
             XCTAssertTrue("\(error)".contains("not between 1 and 32768"), "\(error)")
         }
+    }
+
+    /// Without librsvg a PNG cannot be made, and the message says what to install.
+    func testMissingLibrsvgIsNamed() {
+        guard case .failure(let error) = PictureFile.Librsvg.load(rsvg: "librsvg-missing-for-test.so.2") else {
+            return XCTFail("a library that does not exist loaded")
+        }
+        XCTAssertTrue(error.message.hasPrefix("PNG pictures need librsvg (Debian's librsvg2-2; run `bash scripts/deps`), "
+                                              + "and librsvg-missing-for-test.so.2 cannot be loaded: "), error.message)
+        XCTAssertTrue(error.message.hasSuffix("write an .svg instead"), error.message)
+        guard case .success = PictureFile.Librsvg.load() else { return XCTFail("librsvg2-2 is installed by scripts/deps") }
     }
 
     func testWriteByExtensionIsAtomic() throws {
