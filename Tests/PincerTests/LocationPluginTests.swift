@@ -91,7 +91,7 @@ final class LocationPluginTests: XCTestCase {
         _ = try app.text("loc.map", "city-run", "\(dir)/run.svg")
         let svg = try String(contentsOfFile: "\(dir)/run.svg", encoding: .utf8)
         XCTAssertTrue(svg.contains("<polyline"))
-        XCTAssertTrue(app.failure("loc.map", "city-run", "\(dir)/run.png").contains(".svg"))
+        XCTAssertTrue(app.failure("loc.map", "city-run", "\(dir)/run.gif").contains("must end in .png or .svg"))
 
         // Bad input is named, with its line.
         try Data("<gpx version=\"1.1\"><trk><trkseg><trkpt lon=\"1\"/></trkseg></trk></gpx>".utf8).write(to: URL(fileURLWithPath: "\(dir)/bad.gpx"))

@@ -21,8 +21,8 @@ public struct Auditor: Sendable {
         if !walk.isComplete {
             for i in reports.indices { reports[i].complete = false }
         }
-        // Number every finding in tree order (then check order), as the picture does.
-        var all = reports.flatMap(\.findings).sorted { ($0.order, $0.check) < ($1.order, $1.check) }
+        // Number every finding in reading order, as the picture does.
+        var all = Auditor.readingOrder(reports.flatMap(\.findings))
         for i in all.indices { all[i].number = i + 1 }
         let shown = all.filter { $0.severity <= minimumSeverity }
         for r in reports.indices {
@@ -31,6 +31,30 @@ public struct Auditor: Sendable {
         return AuditReport(screen: screen, time: time, checks: reports, findings: shown, hidden: all.count - shown.count,
                            minimumSeverity: minimumSeverity, totalElements: walk.totalElements, walkedElements: walk.nodes.count,
                            stoppedBy: walk.stoppedBy, stoppedAt: walk.stoppedAt, screenshotUsed: screenshot != nil)
+    }
+}
+
+extension Auditor {
+    /// Top to bottom, left to right: sorted by their tops, findings form
+    /// lines (one joins a line while its top is no lower than the middle of
+    /// the line's first box), each line read left to right; ties go by tree
+    /// order, then check.
+    static func readingOrder(_ findings: [Finding]) -> [Finding] {
+        func frame(_ f: Finding) -> Rect { Picture.sanitized(f.frame) }
+        let byTop = findings.sorted { a, b in
+            (frame(a).y, a.order, a.check) < (frame(b).y, b.order, b.check)
+        }
+        var lines: [[Finding]] = []
+        for f in byTop {
+            if let first = lines.last?.first, frame(f).y <= frame(first).y + frame(first).height / 2 {
+                lines[lines.count - 1].append(f)
+            } else {
+                lines.append([f])
+            }
+        }
+        return lines.flatMap { line in
+            line.sorted { a, b in (frame(a).x, a.order, a.check) < (frame(b).x, b.order, b.check) }
+        }
     }
 }
 
@@ -164,13 +188,33 @@ public struct AuditReport: Sendable {
 
     // MARK: SARIF 2.1.0
 
+    /// `path` as SARIF's `artifactLocation.uri`, a URI reference (RFC 3986):
+    /// an absolute path as a `file://` URI, a relative one as it is; bytes
+    /// other than unreserved characters and `/` percent-encoded (spaces,
+    /// non-ASCII, `:` that would read as a scheme, `%`, `#`, `?`).
+    static func uriReference(_ path: String) -> String {
+        var out = path.hasPrefix("/") ? "file://" : ""
+        let hex = Array("0123456789ABCDEF")
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
+            }
+        }
+        return out
+    }
+
     /// A SARIF 2.1.0 log with one run. `artifact` is the audited file (for
     /// the result locations); elements are logical locations named by their
     /// path in the input.
     public func sarif(artifact: String, toolVersion: String) -> JSON {
         let rules = CheckID.allCases
+        let uri = Self.uriReference(artifact)
         let results: [JSON] = findings.map { f in
-            var location: [(String, JSON)] = [("physicalLocation", .object([("artifactLocation", .object([("uri", .string(artifact))]))]))]
+            var location: [(String, JSON)] = [("physicalLocation", .object([("artifactLocation", .object([("uri", .string(uri))]))]))]
             location.append(("logicalLocations", .array([.object([("fullyQualifiedName", .string(f.source ?? f.element)),
                                                                   ("kind", .string("element"))])])))
             return .object([
@@ -194,7 +238,7 @@ public struct AuditReport: Sendable {
             })),
         ])
         return .object([
-            ("$schema", .string("https://json.schemastore.org/sarif-2.1.0.json")),
+            ("$schema", .string("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json")),
             ("version", .string("2.1.0")),
             ("runs", .array([.object([
                 ("tool", .object([("driver", driver)])),
@@ -202,7 +246,7 @@ public struct AuditReport: Sendable {
                                                  ("properties", .object([("summary", .string(summary.rawValue)),
                                                                          ("detail", .string(headline.detail)),
                                                                          ("checksRun", .array(checks.map { .string($0.check.rawValue) }))]))])])),
-                ("artifacts", .array([.object([("location", .object([("uri", .string(artifact))]))])])),
+                ("artifacts", .array([.object([("location", .object([("uri", .string(uri))]))])])),
                 ("results", .array(results)),
             ])])),
         ])

@@ -26,11 +26,6 @@ public struct PixelRect: Sendable, Equatable, CustomStringConvertible {
         return PixelRect(x: left, y: top, width: right - left, height: bottom - top)
     }
 
-    /// The rectangle grown by `amount` on every side (shrunk when negative).
-    public func insetBy(_ amount: Int) -> PixelRect {
-        PixelRect(x: x + amount, y: y + amount, width: width - 2 * amount, height: height - 2 * amount)
-    }
-
     public var description: String { "(\(x), \(y), \(width) × \(height))" }
 }
 
@@ -178,63 +173,6 @@ public struct Bitmap: Sendable, Equatable {
         }
     }
 
-    /// The image resampled to `width` × `height`: each output pixel is the
-    /// alpha-weighted average of the source pixels it covers (a box filter,
-    /// which is nearest-neighbour when enlarging). Returns `self` when the size is unchanged.
-    public func resized(width newWidth: Int, height newHeight: Int) -> Bitmap {
-        precondition(newWidth >= 0 && newHeight >= 0, "Bitmap size must not be negative")
-        if newWidth == width && newHeight == height { return self }
-        guard width > 0, height > 0, newWidth > 0, newHeight > 0 else { return Bitmap(width: newWidth, height: newHeight) }
-        func spans(_ from: Int, _ to: Int) -> [(Int, Int)] {
-            (0..<to).map { i in
-                let start = i * from / to
-                return (start, max(start + 1, (i + 1) * from / to))
-            }
-        }
-        let columns = spans(width, newWidth), rows = spans(height, newHeight)
-        let count = newWidth * newHeight * 4
-        let stride = width * 4
-        let out = pixels.withUnsafeBufferPointer { source in
-            [UInt8](unsafeUninitializedCapacity: count) { target, initialized in
-                var o = 0
-                for (y0, y1) in rows {
-                    for (x0, x1) in columns {
-                        if x1 - x0 == 1 && y1 - y0 == 1 {
-                            let i = y0 * stride + x0 * 4
-                            target[o] = source[i]; target[o + 1] = source[i + 1]
-                            target[o + 2] = source[i + 2]; target[o + 3] = source[i + 3]
-                        } else {
-                            var r = 0, g = 0, b = 0, a = 0
-                            for y in y0..<y1 {
-                                var i = y * stride + x0 * 4
-                                for _ in x0..<x1 {
-                                    let alpha = Int(source[i + 3])
-                                    r += Int(source[i]) * alpha
-                                    g += Int(source[i + 1]) * alpha
-                                    b += Int(source[i + 2]) * alpha
-                                    a += alpha
-                                    i += 4
-                                }
-                            }
-                            let n = (x1 - x0) * (y1 - y0)
-                            if a == 0 {
-                                target[o] = 0; target[o + 1] = 0; target[o + 2] = 0; target[o + 3] = 0
-                            } else {
-                                target[o] = UInt8((r + a / 2) / a)
-                                target[o + 1] = UInt8((g + a / 2) / a)
-                                target[o + 2] = UInt8((b + a / 2) / a)
-                                target[o + 3] = UInt8((a + n / 2) / n)
-                            }
-                        }
-                        o += 4
-                    }
-                }
-                initialized = count
-            }
-        }
-        return Bitmap(width: newWidth, height: newHeight, pixels: out)
-    }
-
     // MARK: Drawing
 
     /// Fills `rect` (clipped to the image) with `color`: replaces the pixels
@@ -282,85 +220,6 @@ public struct Bitmap: Sendable, Equatable {
                 }
             }
         }
-    }
-
-    /// Outlines `rect` with a border `width` pixels wide drawn inside the
-    /// rectangle (clipped to the image). The four sides do not overlap, so a
-    /// translucent colour is even all round.
-    public mutating func strokeRect(_ rect: PixelRect, width lineWidth: Int, color: Color) {
-        guard !rect.isEmpty, lineWidth > 0 else { return }
-        if 2 * lineWidth >= rect.width || 2 * lineWidth >= rect.height {
-            fill(rect, with: color)
-            return
-        }
-        fill(PixelRect(x: rect.x, y: rect.y, width: rect.width, height: lineWidth), with: color)
-        fill(PixelRect(x: rect.x, y: rect.maxY - lineWidth, width: rect.width, height: lineWidth), with: color)
-        let middle = rect.height - 2 * lineWidth
-        fill(PixelRect(x: rect.x, y: rect.y + lineWidth, width: lineWidth, height: middle), with: color)
-        fill(PixelRect(x: rect.maxX - lineWidth, y: rect.y + lineWidth, width: lineWidth, height: middle), with: color)
-    }
-
-    /// Draws `image` with its top-left corner at (x, y), over this one (source-over), clipped.
-    public mutating func draw(_ image: Bitmap, x: Int, y: Int) {
-        let area = PixelRect(x: x, y: y, width: image.width, height: image.height).intersection(bounds)
-        guard !area.isEmpty else { return }
-        let stride = width * 4, sourceStride = image.width * 4
-        image.pixels.withUnsafeBufferPointer { s in
-            pixels.withUnsafeMutableBufferPointer { p in
-                for row in area.y..<area.maxY {
-                    var i = row * stride + area.x * 4
-                    var j = (row - y) * sourceStride + (area.x - x) * 4
-                    for _ in 0..<area.width {
-                        let sa = Int(s[j + 3])
-                        if sa == 255 {
-                            p[i] = s[j]; p[i + 1] = s[j + 1]; p[i + 2] = s[j + 2]; p[i + 3] = 255
-                        } else if sa > 0 {
-                            let weight = Int(p[i + 3]) * (255 - sa)
-                            let outA = sa * 255 + weight
-                            for c in 0..<3 {
-                                p[i + c] = UInt8((Int(s[j + c]) * sa * 255 + Int(p[i + c]) * weight + outA / 2) / outA)
-                            }
-                            p[i + 3] = UInt8((outA + 127) / 255)
-                        }
-                        i += 4
-                        j += 4
-                    }
-                }
-            }
-        }
-    }
-
-    /// Draws `text` with the built-in 5×7 pixel font, each font pixel a
-    /// `scale` × `scale` square; (x, y) is the top-left corner of the first
-    /// glyph. Glyphs are 6 × `scale` apart; "\n" starts a new line 8 × `scale`
-    /// lower. The font has digits, A-Z (lower case is drawn as upper case),
-    /// space and `# - + . , : / % ( ) ! ? _ = < > * '`; any other character is
-    /// drawn as a hollow box. Clipped to the image.
-    public mutating func drawText(_ text: String, x: Int, y: Int, scale: Int, color: Color) {
-        let scale = max(1, scale)
-        var penX = x, penY = y
-        for scalar in text.unicodeScalars {
-            if scalar == "\n" {
-                penX = x
-                penY += 8 * scale
-                continue
-            }
-            let rows = BitmapFont.glyph(scalar)
-            for (row, bits) in rows.enumerated() where bits != 0 {
-                for column in 0..<5 where bits & (0b10000 >> UInt8(column)) != 0 {
-                    fill(PixelRect(x: penX + column * scale, y: penY + row * scale, width: scale, height: scale), with: color)
-                }
-            }
-            penX += 6 * scale
-        }
-    }
-
-    /// The size ``drawText(_:x:y:scale:color:)`` covers, in pixels.
-    public static func textSize(_ text: String, scale: Int) -> (width: Int, height: Int) {
-        let scale = max(1, scale)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        let longest = lines.map { $0.unicodeScalars.count }.max() ?? 0
-        return (longest == 0 ? 0 : (longest * 6 - 1) * scale, (lines.count * 8 - 1) * scale)
     }
 
     // MARK: PNG
@@ -516,80 +375,4 @@ enum FileBytes {
     }
 
     static func errorText() -> String { String(cString: strerror(errno)) }
-}
-
-/// A 5×7 pixel font: seven rows per glyph, bit 4 the leftmost column.
-enum BitmapFont {
-    static func glyph(_ scalar: Unicode.Scalar) -> [UInt8] {
-        var value = scalar.value
-        if value >= 0x61 && value <= 0x7A { value -= 0x20 }  // a-z as A-Z
-        if value < 128, let rows = table[Int(value)] { return rows }
-        return unknown
-    }
-
-    static let unknown: [UInt8] = [0b11111, 0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b11111]
-
-    static let table: [[UInt8]?] = {
-        var table = [[UInt8]?](repeating: nil, count: 128)
-        for (character, rows) in glyphs { table[Int(character.value)] = rows }
-        return table
-    }()
-
-    static let glyphs: [(Unicode.Scalar, [UInt8])] = [
-        ("0", [0b01110, 0b10001, 0b10011, 0b10101, 0b11001, 0b10001, 0b01110]),
-        ("1", [0b00100, 0b01100, 0b00100, 0b00100, 0b00100, 0b00100, 0b01110]),
-        ("2", [0b01110, 0b10001, 0b00001, 0b00010, 0b00100, 0b01000, 0b11111]),
-        ("3", [0b11111, 0b00010, 0b00100, 0b00010, 0b00001, 0b10001, 0b01110]),
-        ("4", [0b00010, 0b00110, 0b01010, 0b10010, 0b11111, 0b00010, 0b00010]),
-        ("5", [0b11111, 0b10000, 0b11110, 0b00001, 0b00001, 0b10001, 0b01110]),
-        ("6", [0b00110, 0b01000, 0b10000, 0b11110, 0b10001, 0b10001, 0b01110]),
-        ("7", [0b11111, 0b00001, 0b00010, 0b00100, 0b01000, 0b01000, 0b01000]),
-        ("8", [0b01110, 0b10001, 0b10001, 0b01110, 0b10001, 0b10001, 0b01110]),
-        ("9", [0b01110, 0b10001, 0b10001, 0b01111, 0b00001, 0b00010, 0b01100]),
-        ("#", [0b01010, 0b01010, 0b11111, 0b01010, 0b11111, 0b01010, 0b01010]),
-        (" ", [0, 0, 0, 0, 0, 0, 0]),
-        ("-", [0, 0, 0, 0b11111, 0, 0, 0]),
-        ("+", [0, 0b00100, 0b00100, 0b11111, 0b00100, 0b00100, 0]),
-        (".", [0, 0, 0, 0, 0, 0b01100, 0b01100]),
-        (",", [0, 0, 0, 0, 0b01100, 0b00100, 0b01000]),
-        (":", [0, 0b01100, 0b01100, 0, 0b01100, 0b01100, 0]),
-        ("/", [0, 0b00001, 0b00010, 0b00100, 0b01000, 0b10000, 0]),
-        ("%", [0b11000, 0b11001, 0b00010, 0b00100, 0b01000, 0b10011, 0b00011]),
-        ("(", [0b00010, 0b00100, 0b01000, 0b01000, 0b01000, 0b00100, 0b00010]),
-        (")", [0b01000, 0b00100, 0b00010, 0b00010, 0b00010, 0b00100, 0b01000]),
-        ("!", [0b00100, 0b00100, 0b00100, 0b00100, 0b00100, 0, 0b00100]),
-        ("?", [0b01110, 0b10001, 0b00001, 0b00010, 0b00100, 0, 0b00100]),
-        ("_", [0, 0, 0, 0, 0, 0, 0b11111]),
-        ("=", [0, 0, 0b11111, 0, 0b11111, 0, 0]),
-        ("<", [0b00010, 0b00100, 0b01000, 0b10000, 0b01000, 0b00100, 0b00010]),
-        (">", [0b01000, 0b00100, 0b00010, 0b00001, 0b00010, 0b00100, 0b01000]),
-        ("*", [0, 0b00100, 0b10101, 0b01110, 0b10101, 0b00100, 0]),
-        ("'", [0b00100, 0b00100, 0b01000, 0, 0, 0, 0]),
-        ("A", [0b01110, 0b10001, 0b10001, 0b11111, 0b10001, 0b10001, 0b10001]),
-        ("B", [0b11110, 0b10001, 0b10001, 0b11110, 0b10001, 0b10001, 0b11110]),
-        ("C", [0b01110, 0b10001, 0b10000, 0b10000, 0b10000, 0b10001, 0b01110]),
-        ("D", [0b11100, 0b10010, 0b10001, 0b10001, 0b10001, 0b10010, 0b11100]),
-        ("E", [0b11111, 0b10000, 0b10000, 0b11110, 0b10000, 0b10000, 0b11111]),
-        ("F", [0b11111, 0b10000, 0b10000, 0b11110, 0b10000, 0b10000, 0b10000]),
-        ("G", [0b01110, 0b10001, 0b10000, 0b10111, 0b10001, 0b10001, 0b01111]),
-        ("H", [0b10001, 0b10001, 0b10001, 0b11111, 0b10001, 0b10001, 0b10001]),
-        ("I", [0b01110, 0b00100, 0b00100, 0b00100, 0b00100, 0b00100, 0b01110]),
-        ("J", [0b00111, 0b00010, 0b00010, 0b00010, 0b00010, 0b10010, 0b01100]),
-        ("K", [0b10001, 0b10010, 0b10100, 0b11000, 0b10100, 0b10010, 0b10001]),
-        ("L", [0b10000, 0b10000, 0b10000, 0b10000, 0b10000, 0b10000, 0b11111]),
-        ("M", [0b10001, 0b11011, 0b10101, 0b10101, 0b10001, 0b10001, 0b10001]),
-        ("N", [0b10001, 0b10001, 0b11001, 0b10101, 0b10011, 0b10001, 0b10001]),
-        ("O", [0b01110, 0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b01110]),
-        ("P", [0b11110, 0b10001, 0b10001, 0b11110, 0b10000, 0b10000, 0b10000]),
-        ("Q", [0b01110, 0b10001, 0b10001, 0b10001, 0b10101, 0b10010, 0b01101]),
-        ("R", [0b11110, 0b10001, 0b10001, 0b11110, 0b10100, 0b10010, 0b10001]),
-        ("S", [0b01111, 0b10000, 0b10000, 0b01110, 0b00001, 0b00001, 0b11110]),
-        ("T", [0b11111, 0b00100, 0b00100, 0b00100, 0b00100, 0b00100, 0b00100]),
-        ("U", [0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b01110]),
-        ("V", [0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b01010, 0b00100]),
-        ("W", [0b10001, 0b10001, 0b10001, 0b10101, 0b10101, 0b10101, 0b01010]),
-        ("X", [0b10001, 0b10001, 0b01010, 0b00100, 0b01010, 0b10001, 0b10001]),
-        ("Y", [0b10001, 0b10001, 0b10001, 0b01010, 0b00100, 0b00100, 0b00100]),
-        ("Z", [0b11111, 0b00001, 0b00010, 0b00100, 0b01000, 0b10000, 0b11111]),
-    ]
 }

@@ -47,7 +47,7 @@ public enum CheckID: String, CaseIterable, Sendable, Comparable {
 
 /// One problem on one element.
 public struct Finding: Sendable, Equatable {
-    /// 1-based, in tree order; the picture uses the same numbers.
+    /// 1-based, in reading order (top to bottom, left to right); the picture uses the same numbers.
     public var number: Int
     public var check: CheckID
     public var severity: Severity

@@ -36,6 +36,8 @@ struct AuditCommands {
             }
             guard args[7].i64 > 0 else { throw CommandError.invalidArgument("--budget_ms must be positive") }
             let input = args[0].string
+            // A picture the command cannot write is refused before the audit runs.
+            if !args[3].string.isEmpty { _ = try PictureFile.kind(of: args[3].string) }
             let screen = try AuditCommands.load(input, scale: args[5].f64)
             let screenshot = try AuditCommands.screenshot(for: screen, model: input, override: args[4].string)
             let auditor = Auditor(checks: checks, limits: AuditLimits(timeBudget: Double(args[7].i64) / 1000), minimumSeverity: minimum)
@@ -133,18 +135,8 @@ struct AuditCommands {
     }
 
     static func writePicture(_ path: String, report: AuditReport, screen: Screen, screenshot: Bitmap?) throws {
-        let lower = path.lowercased()
-        if lower.hasSuffix(".svg") {
-            try TextFile.writeAtomically(Picture.svg(screen: screen, screenshot: screenshot, boxes: report.boxes), to: path)
-        } else if lower.hasSuffix(".png") {
-            let bytes: [UInt8]
-            do { bytes = try Picture.png(screen: screen, screenshot: screenshot, boxes: report.boxes) } catch {
-                throw CommandError("picture: \(error)")
-            }
-            try TextFile.writeAtomically(to: path) { write in try write(bytes) }
-        } else {
-            throw CommandError.invalidArgument("--picture must end in .png or .svg: \(path)")
-        }
+        let messages = Dictionary(report.findings.map { ($0.number, "\($0.check.rawValue): \($0.message)") }, uniquingKeysWith: { a, _ in a })
+        try PictureFile.write(svg: Picture.svg(screen: screen, screenshot: screenshot, boxes: report.boxes, messages: messages), to: path)
     }
 
     /// Now, as ISO 8601 UTC with seconds ("2026-11-29T14:20:16Z").

@@ -5,8 +5,10 @@ import Glibc
 
 /// A picture of a route as a standalone SVG: the track in Web Mercator,
 /// fitted to the page; each segment its own line (gaps stay gaps); every
-/// waypoint a dot (numbered when the route has few), start green, end red;
-/// a scale bar and the route's length.
+/// waypoint a dot (numbered when the route has few, each number placed
+/// clear of the others), the start a large green disc and the end a smaller
+/// red one on top (both show on a loop); a legend, a scale bar and the
+/// route's length.
 public enum RouteMap {
     static let width = 800.0, height = 600.0, margin = 40.0
 
@@ -51,16 +53,47 @@ public enum RouteMap {
             out += "<polyline points=\"\(path)\" fill=\"none\" stroke=\"#0a60ff\" stroke-width=\"3\" stroke-linejoin=\"round\"/>\n"
             for i in range.dropFirst() { length += Spherical.distance(points[i - 1].coordinate, points[i].coordinate) }
         }
+        // Waypoints: small dots (smaller still on a dense track), then the start as a
+        // large green disc and the end as a red dot ringed in white on top, so a
+        // loop that ends where it began shows both.
         let numbered = points.count <= 60
-        for (i, point) in points.enumerated() {
+        let dot = numbered ? 3.5 : 2.0
+        for i in points.indices.dropFirst().dropLast() {
             let (x, y) = page(i)
-            let colour = i == 0 ? "#1a9e3a" : i == points.count - 1 ? "#d62828" : "#0a60ff"
-            let radius = i == 0 || i == points.count - 1 ? 7.0 : 3.5
-            let label = [point.name, point.time.map { ISOTime.format($0) }].compactMap { $0 }.joined(separator: " ")
-            out += "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(radius))\" fill=\"\(colour)\" stroke=\"#ffffff\" stroke-width=\"1.5\">"
-                + "<title>#\(i + 1) \(point.coordinate)\(label.isEmpty ? "" : " " + XMLText.escape(label))</title></circle>\n"
-            if numbered { out += "<text x=\"\(n(x + 6))\" y=\"\(n(y - 6))\" font-size=\"10\" fill=\"#333\">\(i + 1)</text>\n" }
+            out += "<circle class=\"waypoint\" cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(dot))\" fill=\"#0a60ff\"\(numbered ? " stroke=\"#ffffff\" stroke-width=\"1\"" : "")>"
+                + "<title>\(tooltip(i))</title></circle>\n"
         }
+        let (sx, sy) = page(0)
+        out += "<circle class=\"start\" cx=\"\(n(sx))\" cy=\"\(n(sy))\" r=\"8\" fill=\"#1a9e3a\" stroke=\"#ffffff\" stroke-width=\"1.5\"><title>start \(tooltip(0))</title></circle>\n"
+        if points.count > 1 {
+            let (ex, ey) = page(points.count - 1)
+            out += "<circle class=\"end\" cx=\"\(n(ex))\" cy=\"\(n(ey))\" r=\"4.5\" fill=\"#d62828\" stroke=\"#ffffff\" stroke-width=\"1.5\"><title>end \(tooltip(points.count - 1))</title></circle>\n"
+        }
+        if numbered {
+            // Each number in the first free corner beside its point, so neighbours never run together.
+            var taken: [(x0: Double, y0: Double, x1: Double, y1: Double)] = []
+            for i in points.indices {
+                let (x, y) = page(i)
+                let text = String(i + 1)
+                let w = Double(text.count) * 6.2, h = 10.0
+                let r = i == 0 ? 9.0 : 5.0
+                let corners = [(x + r, y - r), (x + r, y + r + h), (x - r - w, y - r), (x - r - w, y + r + h)]
+                let free = corners.first { c in !taken.contains { c.0 < $0.x1 && $0.x0 < c.0 + w && c.1 - h < $0.y1 && $0.y0 < c.1 } }
+                guard let (lx, ly) = free else { continue }
+                taken.append((lx, ly - h, lx + w, ly))
+                out += "<text class=\"number\" x=\"\(n(lx))\" y=\"\(n(ly))\" font-size=\"10\" fill=\"#333\">\(text)</text>\n"
+            }
+        }
+        func tooltip(_ i: Int) -> String {
+            let point = points[i]
+            let label = [point.name, point.time.map { ISOTime.format($0) }].compactMap { $0 }.joined(separator: " ")
+            return "#\(i + 1) \(point.coordinate)\(label.isEmpty ? "" : " " + XMLText.escape(label))"
+        }
+        // Legend: what the two large dots mean, right-aligned above the summary line.
+        let lx = width - margin, ly = height - 42
+        out += "<g class=\"legend\" font-size=\"12\" fill=\"#333\">"
+        out += "<circle cx=\"\(n(lx - 94))\" cy=\"\(n(ly - 4))\" r=\"6\" fill=\"#1a9e3a\"/><text x=\"\(n(lx - 84))\" y=\"\(n(ly))\">start</text>"
+        out += "<circle cx=\"\(n(lx - 30))\" cy=\"\(n(ly - 4))\" r=\"4.5\" fill=\"#d62828\"/><text x=\"\(n(lx - 21))\" y=\"\(n(ly))\">end</text></g>\n"
         // Scale bar: a round distance near a quarter of the width, at the middle latitude.
         let midφ = (points.map(\.coordinate.latitude).min()! + points.map(\.coordinate.latitude).max()!) / 2
         let metresPerPixel = 6_371_008.8 * cos(midφ * .pi / 180) / scale

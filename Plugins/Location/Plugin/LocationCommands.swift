@@ -191,10 +191,9 @@ struct LocationCommands {
             store.stopPlayer()
             return .string("stopped")
         }
-        try host.addCommand("map(route: string, file: string) -> string", summary: "Draw a route and its waypoints as SVG") { args in
+        try host.addCommand("map(route: string, file: string) -> string", summary: "Draw a route and its waypoints: file.svg or file.png") { args in
             guard let route = store.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
-            guard args[1].string.hasSuffix(".svg") else { throw LocError.invalid("the map is SVG: give a file ending in .svg") }
-            try TextFile.writeAtomically(RouteMap.svg(route), to: args[1].string)
+            try PictureFile.write(svg: RouteMap.svg(route), to: args[1].string)
             return .string("wrote \(args[1].string)")
         }
     }

@@ -83,10 +83,10 @@ struct NetworkCommands {
             return .string(TrafficStats(store.entries().filter(f.matches)).json.serialized())
         }
         try host.addCommand("waterfall(file: string, filter: string = \"\") -> string",
-                            summary: "Draw the (filtered) log as an SVG waterfall, coloured by outcome") { args in
+                            summary: "Draw the (filtered) log as a waterfall picture: file.svg or file.png") { args in
             let f = try NetworkCommands.filter(args[1].string)
             let entries = store.entries().filter(f.matches)
-            try TextFile.writeAtomically(Waterfall.svg(entries), to: args[0].string)
+            try PictureFile.write(svg: Waterfall.svg(entries), to: args[0].string)
             return .string("wrote \(entries.count) request\(entries.count == 1 ? "" : "s") to \(args[0].string)")
         }
         try host.addCommand("clear() -> string", summary: "Remove every entry from the log", changesState: true) { _ in
