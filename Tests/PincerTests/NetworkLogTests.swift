@@ -144,11 +144,29 @@ final class NetworkLogTests: XCTestCase {
 
     /// net.tail in one process follows what another process records.
     func testTailFollowsAnotherProcess() throws {
+        let lines = try follow(json: false)
+        XCTAssertEqual(lines.count, 3, "\(lines)") // two entries and the closing summary
+        XCTAssertTrue(lines.first?.hasPrefix("#1  ") == true, "\(lines)")
+        XCTAssertEqual(lines.last, "followed 2 entries")
+    }
+
+    /// With --json, net.tail is NDJSON: one net.list object per entry, the result last.
+    func testTailWithJSONIsNDJSON() throws {
+        let lines = try follow(json: true).map { Fixture.json($0) }
+        XCTAssertEqual(lines.count, 3, "\(lines)")
+        XCTAssertEqual(lines.prefix(2).map { $0["id"] as? Int }, [1, 2])
+        XCTAssertEqual(Set(lines[0].keys), ["id", "method", "url", "status", "state", "duration", "size", "source"])
+        XCTAssertEqual(lines[2]["result"] as? String, "followed 2 entries")
+        XCTAssertEqual(lines[2]["ok"] as? Bool, true)
+    }
+
+    /// Lines `net.tail --limit 2` prints while another process imports a HAR.
+    private func follow(json: Bool) throws -> [String] {
         let state = Fixture.temporaryDirectory("pincer-net-tail")
         XCTAssertEqual(try Fixture.pincer(["run", "net.persist", "1"], stateDir: state).status, 0)
         let tail = Process()
         tail.executableURL = URL(fileURLWithPath: Fixture.pincer)
-        tail.arguments = ["run", "net.tail", "--limit", "2"]
+        tail.arguments = ["run", "net.tail", "--limit", "2"] + (json ? ["--json"] : [])
         tail.environment = ["PINCER_STATE_DIR": state]
         let out = Pipe()
         tail.standardOutput = out
@@ -163,10 +181,7 @@ final class NetworkLogTests: XCTestCase {
         if stillRunning { tail.terminate() }
         XCTAssertFalse(stillRunning, "net.tail did not stop after two entries")
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let lines = text.split(separator: "\n")
-        XCTAssertEqual(lines.count, 3, text) // two entries and the closing summary
-        XCTAssertTrue(lines.first?.hasPrefix("#1  ") == true, text)
-        XCTAssertEqual(lines.last, "followed 2 entries")
+        return text.split(separator: "\n").map(String.init)
     }
 
     // MARK: - Through the built pincer: import without persistence, net.show, net.list

@@ -96,8 +96,11 @@ struct NetworkCommands {
         }
         try host.addCommand("tail(filter: string = \"\", limit: i64 = 0) -> string",
                             summary: "Follow new entries live (this process and the persisted log); stop after `limit` if > 0",
-                            details: "Prints one line per finished entry as it arrives. Ctrl-C stops it.") { args in
-            try Tail(logger: logger, filter: NetworkCommands.filter(args[0].string), limit: Int(args[1].i64)).run { args.output($0) }
+                            details: "Prints one line per finished entry as it arrives; with --json, one net.list object per line (NDJSON). Ctrl-C stops it.") { args in
+            let json = args.wantsJSON
+            return try Tail(logger: logger, filter: NetworkCommands.filter(args[0].string), limit: Int(args[1].i64)).run { e in
+                if json { args.output(json: e.summaryJSON) } else { args.output(Tail.line(e)) }
+            }
         }
         try host.addCommand("ignore-host(host: string, path: string = \"\", methods: string = \"\") -> string",
                             summary: "Store nothing for this host (\"*.example.com\" for subdomains), optionally only under a path prefix and for some methods",

@@ -19,7 +19,8 @@ struct Tail {
         return "#\(e.id)  \(e.method) \(status)  \(e.url)\(ms)\(e.error.map { "  (\($0))" } ?? "")\n"
     }
 
-    func run(_ show: (String) -> Void) throws -> CommandValue {
+    /// Calls `show` with each finished entry that matches, as it arrives.
+    func run(_ show: (NetworkEntry) -> Void) throws -> CommandValue {
         let arrived = Mutex<[NetworkEntry]>([])
         var follower: FileFollower?
         var token: UInt64?
@@ -40,7 +41,7 @@ struct Tail {
             }
             if let follower { batch += follower.poll() }
             for e in batch where filter.matches(e) {
-                show(Tail.line(e))
+                show(e)
                 shown += 1
                 if limit > 0 && shown >= limit { break }
             }
