@@ -14,7 +14,7 @@ final class SQLiteWriteLock {
     private var released = false
 
     /// Returns once the lock is held (checked from this process, not assumed).
-    init(path: String, namespace: String = "lock-holder", file: StaticString = #filePath, line: UInt = #line) throws {
+    init(path: String, namespace: String = "lock-holder") throws {
         self.path = path
         process.executableURL = URL(fileURLWithPath: try Consumer.require(Consumer.sqlite3))
         process.arguments = ["-bail", path]
