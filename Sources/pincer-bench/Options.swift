@@ -34,13 +34,18 @@ struct BenchOptions: Sendable {
         prints the figures as ratios:
 
           dispatch  calls of the typed command bench.add(a: i64, b: f64) -> f64
-                    through a PreparedCall (libffi), against calling the same C
-                    function directly through a function pointer.
+                    through a PreparedCall (libffi) into a plugin .so the host
+                    dlopen'ed (Sources/BenchKernels/kernels.c, compiled with cc
+                    at run time), against calling the same C function in the
+                    same .so directly through a function pointer.
                     target: >= 2,000,000 prepared calls/s
+                    info: the same call into the built-in devopts plugin
           startup   wall time of `pincer commands --json` (every built-in plugin
                     beside the executable) against `bench-hello`, a Swift
                     program that imports Foundation and prints a JSON object.
-                    target: median pincer / median bench-hello <= 2.0
+                    target: median pincer / median bench-hello <= 2.0, with
+                    every built-in plugin loaded (`pincer plugins --json`)
+                    and as many commands listed as they register in process
           flags     bool flag lookups (get_bool, 64 keys) from several threads
                     through the flags plugin's "pincer.flags/1" service, called
                     from C, against a Swift [String: Bool] lookup of the same
@@ -122,7 +127,9 @@ struct BenchOptions: Sendable {
         Exit status: 0 every target met, 1 a target missed (or a measurement
         failed), 2 usage error.
 
-        Build and run in release mode; the startup part needs the sibling
+        Build and run in release mode; the dispatch part needs `cc`, the
+        package's Sources/BenchKernels and libpincer-plugin-devopts.so beside
+        pincer-bench, the startup part the sibling
         executables `pincer` and `bench-hello` and the built-in plugins, the
         flags part the library libpincer-plugin-flags.so beside pincer-bench,
         the net part libpincer-plugin-net.so; the l10n part needs python3 with

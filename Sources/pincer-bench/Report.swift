@@ -50,17 +50,20 @@ struct Report: Sendable {
         }
         if let d = dispatch {
             lines.append("")
-            lines.append(row("dispatch", "prepared typed call via libffi", Format.rate(d.preparedRate),
-                             "(\(Format.fixed(d.preparedNanoseconds, 1)) ns/call)"))
-            lines.append(row("", "direct C call of bench_add (baseline)", Format.rate(d.directRate),
-                             "(\(Format.fixed(d.directNanoseconds, 2)) ns/call)"))
+            lines.append(row("dispatch", "prepared call of bench.add, dlopen'ed .so", Format.rate(d.preparedRate),
+                             "(\(Format.fixed(d.preparedNanoseconds, 1)) ns/call: libffi, the plugin's lock, the result)"))
+            lines.append(row("", "direct call, same function (baseline)", Format.rate(d.directRate),
+                             "(\(Format.fixed(d.directNanoseconds, 2)) ns/call: bench_add in the same .so via a pointer)"))
             lines.append(row("", "ratio direct/dispatch", Format.ratio(d.ratio),
                              "target: >= \(Format.fixed(DispatchFigures.targetCallsPerSecond / 1e6, 1)) M calls/s  \(Report.verdict(d.passed))"))
+            lines.append(row("", "info: prepared call, devopts.add", Format.rate(d.builtinRate),
+                             "(\(Format.fixed(d.builtinNanoseconds, 1)) ns/call, libpincer-plugin-devopts.so)"))
             lines.append(row("", "info: Command.invoke (convert+prepare)", Format.rate(d.perCallRate),
                              "(\(Format.fixed(d.perCallNanoseconds, 1)) ns/call, \(Format.ratio(d.perCallNanoseconds / d.preparedNanoseconds)) a prepared call)"))
             lines.append(row("", "info: plain C call bench_add_direct", Format.rate(d.plainRate),
                              "(\(Format.fixed(d.plainNanoseconds, 2)) ns/call)"))
-            lines.append("          best of \(d.rounds) rounds: \(d.preparedCalls) prepared, \(d.directCalls) direct, \(d.perCallCalls) Command.invoke calls per round")
+            lines.append("          best of \(d.rounds) rounds: \(d.preparedCalls) prepared, \(d.directCalls) direct, \(d.perCallCalls) Command.invoke calls per round;")
+            lines.append("          plugin built at run time: \(d.buildCommand)")
         } else if let e = dispatchError {
             lines.append("")
             lines.append(row("dispatch", "error: \(e)", "", "FAIL"))
@@ -73,9 +76,11 @@ struct Report: Sendable {
             lines.append(row("", "ratio pincer/hello (medians)", Format.ratio(s.ratio),
                              "target: <= \(Format.fixed(StartupFigures.targetRatio, 1))x  \(Report.verdict(s.passed))"))
             lines.append(row("", "info: ratio of minimums", Format.ratio(s.minimumRatio)))
-            let plugins = s.builtinPlugins.isEmpty ? "NO built-in plugins beside pincer (build everything: swift build -c release)"
-                : "\(s.builtinPlugins.count) built-in plugin\(s.builtinPlugins.count == 1 ? "" : "s"), \(s.commandCount) command\(s.commandCount == 1 ? "" : "s")"
+            let plugins = "\(s.loadedPlugins.count) of \(s.builtinPlugins.count) built-in plugins loaded, \(s.commandCount) of \(s.expectedCommandCount) commands listed"
             lines.append("          \(s.runs) runs each, alternating; \(plugins)")
+            if let why = s.incompleteReason {
+                lines.append("          FAIL: not the full start-up: \(why)")
+            }
         } else if let e = startupError {
             lines.append("")
             lines.append(row("startup", "error: \(e)", "", "FAIL"))
@@ -130,6 +135,8 @@ struct Report: Sendable {
         if Build.isDebug { members.append(("warning", .string(Build.debugWarning))) }
         if let d = dispatch {
             members.append(("dispatch", .object([
+                ("library", .string(d.library)),
+                ("build_command", .string(d.buildCommand)),
                 ("prepared_calls_per_second", .rounded(d.preparedRate, 0)),
                 ("prepared_ns_per_call", .rounded(d.preparedNanoseconds, 3)),
                 ("direct_calls_per_second", .rounded(d.directRate, 0)),
@@ -137,6 +144,8 @@ struct Report: Sendable {
                 ("ratio_direct_over_dispatch", .rounded(d.ratio, 3)),
                 ("command_invoke_calls_per_second", .rounded(d.perCallRate, 0)),
                 ("command_invoke_ns_per_call", .rounded(d.perCallNanoseconds, 3)),
+                ("builtin_devopts_calls_per_second", .rounded(d.builtinRate, 0)),
+                ("builtin_devopts_ns_per_call", .rounded(d.builtinNanoseconds, 3)),
                 ("plain_c_calls_per_second", .rounded(d.plainRate, 0)),
                 ("plain_c_ns_per_call", .rounded(d.plainNanoseconds, 3)),
                 ("rounds", .int(Int64(d.rounds))),
@@ -166,7 +175,12 @@ struct Report: Sendable {
                 ("ratio_median_pincer_over_hello", .rounded(s.ratio, 3)),
                 ("ratio_min_pincer_over_hello", .rounded(s.minimumRatio, 3)),
                 ("builtin_plugins", .array(s.builtinPlugins.map { .string($0) })),
+                ("loaded_plugins", .array(s.loadedPlugins.map { .string($0) })),
+                ("refused_plugins", .array(s.refusedPlugins.map { .string($0) })),
                 ("commands", .int(Int64(s.commandCount))),
+                ("expected_commands", .int(Int64(s.expectedCommandCount))),
+                ("loaded_everything", .bool(s.loadedEverything)),
+                ("incomplete_reason", s.incompleteReason.map { .string($0) } ?? .null),
                 ("target_ratio", .double(StartupFigures.targetRatio)),
                 ("pass", .bool(s.passed)),
             ])))

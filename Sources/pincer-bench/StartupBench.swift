@@ -27,13 +27,38 @@ struct StartupFigures: Sendable {
     var runs: Int
     var pincer: ProgramFigures
     var hello: ProgramFigures
-    /// Commands `pincer commands --json` listed, and built-in plugin files beside it.
-    var commandCount: Int
+    /// Built-in plugin files beside `pincer`: each must load.
     var builtinPlugins: [String]
+    /// What `pincer plugins --json` reported loaded (ids) and refused ("path: reason").
+    var loadedPlugins: [String]
+    var refusedPlugins: [String]
+    /// Commands `pincer commands --json` listed, and the commands the same
+    /// built-in plugins register when this process loads them.
+    var commandCount: Int
+    var expectedCommandCount: Int
 
     var ratio: Double { pincer.median / hello.median }
     var minimumRatio: Double { pincer.minimum / hello.minimum }
-    var passed: Bool { ratio <= StartupFigures.targetRatio }
+    /// A start-up that loaded fewer plugins or commands than there are is
+    /// not the start-up the target is about, however fast it was.
+    var loadedEverything: Bool {
+        !builtinPlugins.isEmpty && loadedPlugins.count == builtinPlugins.count && refusedPlugins.isEmpty
+            && commandCount == expectedCommandCount
+    }
+    /// Why the measured start-up is not the full one, or nil.
+    var incompleteReason: String? {
+        if builtinPlugins.isEmpty { return "no built-in plugins beside pincer (build everything: swift build -c release)" }
+        var reasons: [String] = []
+        if loadedPlugins.count != builtinPlugins.count {
+            reasons.append("\(loadedPlugins.count) of \(builtinPlugins.count) built-in plugins loaded")
+        }
+        if !refusedPlugins.isEmpty { reasons.append("refused: \(refusedPlugins.joined(separator: "; "))") }
+        if commandCount != expectedCommandCount {
+            reasons.append("\(commandCount) commands listed, \(expectedCommandCount) expected")
+        }
+        return reasons.isEmpty ? nil : reasons.joined(separator: ", ")
+    }
+    var passed: Bool { loadedEverything && ratio <= StartupFigures.targetRatio }
 }
 
 enum StartupBench {
@@ -60,6 +85,8 @@ enum StartupBench {
             throw BenchError("`\(pincer.commandLine)` exited with \(describe(pincerStatus))")
         }
         let commandCount = try checkCommandsJSON(output, commandLine: pincer.commandLine)
+        let (loaded, refused) = try listPlugins(path: pincerPath, environment: environment)
+        let expectedCommands = try expectedCommandCount(builtinDirectory: directory)
         let (helloStatus, helloOutput) = try hello.runCapturingOutput()
         guard helloStatus == 0 else {
             throw BenchError("`\(hello.commandLine)` exited with \(describe(helloStatus))")
@@ -85,7 +112,37 @@ enum StartupBench {
         return StartupFigures(runs: runs,
                               pincer: ProgramFigures(command: "pincer commands --json", samples: pincerSamples),
                               hello: ProgramFigures(command: "bench-hello", samples: helloSamples),
-                              commandCount: commandCount, builtinPlugins: builtins)
+                              builtinPlugins: builtins, loadedPlugins: loaded, refusedPlugins: refused,
+                              commandCount: commandCount, expectedCommandCount: expectedCommands)
+    }
+
+    /// `pincer plugins --json` with the same environment: the ids it loaded
+    /// and "path: reason" of each it refused (it exits 4 when any was refused).
+    static func listPlugins(path: String, environment: [String]) throws(BenchError) -> (loaded: [String], refused: [String]) {
+        let spawner = try Spawner(path: path, arguments: ["plugins", "--json"], environment: environment)
+        let (status, output) = try spawner.runCapturingOutput()
+        let parsed = try? JSON.parse(String(decoding: output, as: UTF8.self))
+        guard let parsed, let plugins = parsed["plugins"]?.arrayValue, let failed = parsed["failed"]?.arrayValue else {
+            throw BenchError("`\(spawner.commandLine)` exited with \(describe(status)) and did not print {\"plugins\": [...], \"failed\": [...]}: \(String(decoding: output.prefix(200), as: UTF8.self))")
+        }
+        let loaded = plugins.compactMap { $0["id"]?.stringValue }
+        let refused = failed.map { "\($0["path"]?.stringValue ?? "?"): \($0["reason"]?.stringValue ?? "?")" }
+        return (loaded, refused)
+    }
+
+    /// The commands the built-in plugins of `builtinDirectory` register when
+    /// this process loads them, as an app embedding the host would.
+    static func expectedCommandCount(builtinDirectory: String) throws(BenchError) -> Int {
+        let state = try TemporaryDirectory(prefix: "pincer-bench-startup-expected")
+        defer { state.remove() }
+        var options = Host.Options(stateDirectory: state.path)
+        options.builtinDirectory = builtinDirectory
+        options.pluginPaths = []
+        options.logHandler = { _ in }
+        let host = Host(options: options)
+        host.loadAll()
+        defer { host.shutdown() }
+        return host.commands.count
     }
 
     /// The built-in plugin libraries `pincer` will load from `directory`.

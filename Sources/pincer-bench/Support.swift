@@ -278,14 +278,10 @@ func runCapturing(_ path: String, _ arguments: [String]) throws(BenchError) -> (
     return (status, outBytes, errBytes)
 }
 
-/// A baseline measured by a Python script of the package (scripts/NAME)
-/// that prints one JSON object as its last line of output ({"error": ...}
-/// when its library is missing).
-enum PythonBaseline {
-    /// scripts/`name` of the package this file was compiled from, else of
-    /// the current directory.
-    static func scriptPath(_ name: String) -> String? {
-        let relative = "scripts/\(name)"
+/// A file of the package this benchmark was compiled from, else relative
+/// to the current directory; nil when neither is readable.
+enum PackageFile {
+    static func path(_ relative: String) -> String? {
         var components = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
         // .../Sources/pincer-bench/Support.swift -> the package root.
         if components.count > 3 {
@@ -295,6 +291,15 @@ enum PythonBaseline {
         }
         return access(relative, R_OK) == 0 ? relative : nil
     }
+}
+
+/// A baseline measured by a Python script of the package (scripts/NAME)
+/// that prints one JSON object as its last line of output ({"error": ...}
+/// when its library is missing).
+enum PythonBaseline {
+    /// scripts/`name` of the package this file was compiled from, else of
+    /// the current directory.
+    static func scriptPath(_ name: String) -> String? { PackageFile.path("scripts/\(name)") }
 
     /// Runs `python3 scripts/<script> <arguments>` and returns its last line
     /// parsed, and the command as the report shows it (`shown` replaces

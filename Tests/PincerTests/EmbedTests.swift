@@ -139,6 +139,43 @@ final class EmbedTests: XCTestCase {
         XCTAssertEqual((result?["app"] as? [String: Any])?["name"] as? String, "embed-tests", hello)
     }
 
+    /// README "attach ... exits with its exit code; 1 when the app refuses
+    /// (changes disabled)": an app embedding Pincer with allowChanges off,
+    /// and the real `pincer attach` against it.
+    func testAttachExitsOneWhenTheAppRefusesChanges() throws {
+        var o = options()
+        o.allowChanges = false
+        let pincer = try Pincer.start(o)
+        let socket = try XCTUnwrap(pincer.socketPath)
+        try pincer.flags.register("embed-refused", remote: false)
+        var env = ProcessInfo.processInfo.environment
+        env["PINCER_STATE_DIR"] = Fixture.temporaryDirectory("pincer-embed-local") // not the app's store
+        env.removeValue(forKey: "PINCER_PLUGIN_PATH")
+        func attach(_ words: [String], input: String? = nil) throws -> Fixture.ProcessResult {
+            try Fixture.run(Fixture.pincer, ["attach", socket] + words, environment: env, input: input)
+        }
+        // Reading is allowed: the connection and the app are fine.
+        let read = try attach(["get", "devopts.api-mode"])
+        XCTAssertEqual(read.status, 0, read.stderr)
+        XCTAssertEqual(read.stdout, "live\n")
+        for (words, what) in [(["set", "devopts.api-mode", "mock"], "set devopts.api-mode"), (["run", "devopts.reset"], "devopts.reset"),
+                              (["run", "flags.set", "embed-refused", "true"], "flags.set"), (["pin", "devopts.api-mode"], "pin devopts.api-mode")] {
+            let refused = try attach(words)
+            XCTAssertEqual(refused.status, 1, "\(words): \(refused.stderr)")
+            XCTAssertEqual(refused.stdout, "", "\(words)")
+            XCTAssertTrue(refused.stderr.contains("\(what) changes state, and the app does not allow changes from pincer"), "\(words): \(refused.stderr)")
+        }
+        // A shell against the app: the refused line is its last, so it exits 1 too.
+        let repl = try attach([], input: "devopts.add 1 --b 2\nset devopts.api-mode mock\n")
+        XCTAssertEqual(repl.status, 1, repl.stderr)
+        XCTAssertEqual(repl.stdout, "3.0\n")
+        XCTAssertTrue(repl.stderr.contains("set devopts.api-mode changes state"), repl.stderr)
+        // Nothing changed in the app.
+        XCTAssertEqual(try pincer.host.storedValue(of: try XCTUnwrap(pincer.host.entry(id: "devopts.api-mode"))), "live")
+        XCTAssertEqual(pincer.flags.resolve("embed-refused", default: true).reason, .remote)
+        XCTAssertEqual(pincer.host.entries(inSection: "pinned").map(\.fullID), [])
+    }
+
     // MARK: typed services
 
     func testFlagsThroughTheTypedAPI() throws {

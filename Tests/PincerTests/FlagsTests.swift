@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import CPincerSDK
 @testable import PincerHost
 
 /// The flags plugin through the real host: the C fixture registers and reads
@@ -160,9 +161,97 @@ final class FlagsTests: XCTestCase {
 
     func testConcurrentReadersNeverSeeAHalfMadeChange() throws {
         let app = AppHost()
-        // Four C threads read while this one flips an override (each flip
-        // is a durable write, so a thousand take a moment).
-        XCTAssertEqual(try app.run("app.stress", "1000"), .i64(0))
+        // One C thread writes the overrides 1...400 of an int flag (each a
+        // durable write) while four C threads read it; see app_client.c.
+        let writes = 400
+        let words = try app.text("app.stress", "\(writes)").split(separator: " ")
+        let report = Dictionary(uniqueKeysWithValues: words.map { word -> (String, String) in
+            let pair = word.split(separator: "=", maxSplits: 1)
+            return (String(pair[0]), pair.count > 1 ? String(pair[1]) : "")
+        })
+        let summary = words.joined(separator: " ")
+        // Every write succeeded, and the writing thread read each one back at once.
+        XCTAssertEqual(report["writes"], "\(writes)", summary)
+        XCTAssertEqual(report["failed"], "0", summary)
+        XCTAssertEqual(report["first-error"], "-", summary)
+        XCTAssertEqual(report["unread"], "0", summary)
+        XCTAssertEqual(report["final"], "\(writes)|override", summary)
+        // No reader saw a value that no write made, or a value go back, and
+        // each saw the last write on its first read after the writer was done.
+        XCTAssertEqual(report["incoherent"], "0", summary)
+        XCTAssertEqual(report["regressions"], "0", summary)
+        XCTAssertEqual(report["saw-final"], "4", summary)
+        // The readers ran during the writes, not only after them: each saw
+        // values in between (more than the final one).
+        let distinct = (report["distinct"] ?? "").split(separator: ",").compactMap { Int($0) }
+        XCTAssertEqual(distinct.count, 4, summary)
+        for (reader, count) in distinct.enumerated() {
+            XCTAssertGreaterThan(count, 1, "reader \(reader) saw only \(count) value(s): \(summary)")
+            XCTAssertLessThanOrEqual(count, writes, summary)
+        }
+        // The host and the store agree: the last write is the override, and it persisted.
+        XCTAssertEqual(try app.json("flags.get", "stress")["override"], .int(Int64(writes)))
+        app.restart(withApp: false)
+        XCTAssertEqual(try app.json("flags.get", "stress")["override"], .int(Int64(writes)))
+    }
+
+    /// README "Read path": lookups take no lock. A change stuck in its
+    /// durable write (another process holds the settings store's write lock)
+    /// holds the flags plugin's callback gate and the flag store's lock the
+    /// whole time; reads from other threads go on, quickly, and see the old
+    /// value until the change lands.
+    func testReadsGoOnWhileAWriteIsBlocked() throws {
+        let app = AppHost()
+        try app.run("flags.register", "lockfree", "int", "1")
+        let table = try XCTUnwrap(app.host.service(id: PINCER_FLAGS_SERVICE_ID)).assumingMemoryBound(to: pincer_flags_service_t.self)
+        let service = UnsafeSendable(table)
+        let holder = try SQLiteWriteLock(path: app.stateDirectory + "/settings.sqlite3")
+
+        // The blocked writer: the flags.set command, through the host like the shell runs it.
+        let set = try XCTUnwrap(app.host.command(named: "flags.set"))
+        let writer = TimedCall { try set.invoke([.string("lockfree"), .string("2")]) }
+        // Another callback into the flags plugin queues behind it (the gate is held).
+        usleep(100_000)
+        let list = try XCTUnwrap(app.host.command(named: "flags.list"))
+        let queued = TimedCall { try list.invoke([]) }
+
+        // Four threads read for a second while both wait.
+        let blockedFor: UInt64 = 1_000_000_000
+        let results = ReaderResults()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let t = service.value.pointee
+            var reads = 0, slow = 0, wrong = 0
+            var slowest: UInt64 = 0
+            let end = monotonicNanoseconds() + blockedFor
+            var now = monotonicNanoseconds()
+            while now < end {
+                var value: Int64 = -1
+                let reason = t.get_int(t.header.context, "lockfree", -1, &value)
+                let after = monotonicNanoseconds()
+                reads += 1
+                if after - now > 1_000_000 { slow += 1 }
+                slowest = max(slowest, after - now)
+                if reason != PINCER_FLAG_REASON_REMOTE || value != 1 { wrong += 1 }
+                now = after
+            }
+            results.add(reads: reads, slow: slow, wrong: wrong, slowest: slowest)
+        }
+        XCTAssertFalse(writer.isDone, "the write did not wait for the store's lock, so nothing was blocked")
+        XCTAssertFalse(queued.isDone, "flags.list ran while flags.set held the plugin")
+        let figures = "\(results.reads) reads, \(results.slow) over 1 ms, slowest \(results.slowest) ns"
+        XCTAssertGreaterThan(results.reads, 4_000, figures)
+        XCTAssertEqual(results.wrong, 0, "reads saw something other than 1 (remote) before the write landed")
+        // A read that waited for the writer would take the whole second; allow for preemption, not for waiting.
+        XCTAssertLessThan(results.slow * 100, results.reads, "more than 1% of the reads took over 1 ms: \(figures)")
+        XCTAssertLessThan(results.slowest, blockedFor / 4, figures)
+
+        holder.release()
+        XCTAssertNil(writer.wait(seconds: 15), "flags.set after the lock was released")
+        XCTAssertNil(queued.wait(seconds: 15), "flags.list after flags.set")
+        XCTAssertGreaterThanOrEqual(writer.elapsed, blockedFor, "flags.set returned before the lock was released")
+        var value: Int64 = -1
+        XCTAssertEqual(table.pointee.get_int(table.pointee.header.context, "lockfree", -1, &value), PINCER_FLAG_REASON_OVERRIDE)
+        XCTAssertEqual(value, 2)
     }
 
     func testUnreadableStoredStateIsSetAsideNotLost() throws {
@@ -175,4 +264,57 @@ final class FlagsTests: XCTestCase {
         XCTAssertTrue(app.logs.all.contains { $0.level == .error && $0.message.contains("stored flags are unreadable (line 1, column") },
                       "\(app.logs.all.map(\.message))")
     }
+}
+
+/// A call run on a thread of its own, timed; `wait` gives its error, if any.
+final class TimedCall: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var finished = false
+    private var failure: String?
+    private let start = monotonicNanoseconds()
+    private var end: UInt64 = 0
+
+    init(_ body: @escaping @Sendable () throws -> Any) {
+        Thread.detachNewThread { [self] in
+            var message: String?
+            do { _ = try body() } catch { message = "\(error)" }
+            condition.lock()
+            failure = message
+            end = monotonicNanoseconds()
+            finished = true
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    var isDone: Bool { condition.lock(); defer { condition.unlock() }; return finished }
+
+    /// Nanoseconds from start to end (once done).
+    var elapsed: UInt64 { condition.lock(); defer { condition.unlock() }; return end - start }
+
+    /// Waits for the call; nil when it succeeded, else why not.
+    func wait(seconds: Double) -> String? {
+        let deadline = Date().addingTimeInterval(seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while !finished {
+            if !condition.wait(until: deadline) { return "still running after \(seconds) s" }
+        }
+        return failure
+    }
+}
+
+/// Read counts gathered from several threads.
+final class ReaderResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var totals = (reads: 0, slow: 0, wrong: 0, slowest: UInt64(0))
+    func add(reads: Int, slow: Int, wrong: Int, slowest: UInt64) {
+        lock.lock()
+        totals = (totals.reads + reads, totals.slow + slow, totals.wrong + wrong, max(totals.slowest, slowest))
+        lock.unlock()
+    }
+    var reads: Int { lock.lock(); defer { lock.unlock() }; return totals.reads }
+    var slow: Int { lock.lock(); defer { lock.unlock() }; return totals.slow }
+    var wrong: Int { lock.lock(); defer { lock.unlock() }; return totals.wrong }
+    var slowest: UInt64 { lock.lock(); defer { lock.unlock() }; return totals.slowest }
 }

@@ -425,27 +425,15 @@ final class JSONTests: XCTestCase {
 
     // MARK: Real files
 
-    /// The directory holding Package.swift, found by walking up from this file.
-    private func packageRoot() throws -> URL {
-        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while directory.path != "/" {
-            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-                return directory
-            }
-            directory.deleteLastPathComponent()
-        }
-        throw XCTSkip("no Package.swift above \(#filePath)")
-    }
-
     /// Every HAR file in the shared fixtures parses to an object with a "log"
-    /// member, except the one that upstream keeps deliberately broken.
+    /// member, except the one that upstream keeps deliberately broken. The
+    /// fixtures are part of the checkout: their absence is a failure.
     func testParsesSharedHARFixtures() throws {
-        let fixtures = try packageRoot().appendingPathComponent("../shared/fixtures").standardizedFileURL
-        guard let enumerator = FileManager.default.enumerator(at: fixtures, includingPropertiesForKeys: nil) else {
-            throw XCTSkip("no shared fixtures directory at \(fixtures.path)")
-        }
+        let fixtures = URL(fileURLWithPath: Consumer.shared).standardizedFileURL
+        let enumerator = try XCTUnwrap(FileManager.default.enumerator(at: fixtures, includingPropertiesForKeys: nil),
+                                       "no shared fixtures directory at \(fixtures.path)")
         let files = enumerator.compactMap { $0 as? URL }.filter { $0.pathExtension == "har" }.sorted { $0.path < $1.path }
-        if files.isEmpty { throw XCTSkip("no *.har files under \(fixtures.path)") }
+        XCTAssertFalse(files.isEmpty, "no *.har files under \(fixtures.path)")
 
         // mitmproxy keeps a deliberately broken file; it must fail at the right place.
         let knownBroken = ["mitmproxy-brokenfile.har": JSONSyntaxError(

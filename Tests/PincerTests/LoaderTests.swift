@@ -139,6 +139,99 @@ final class LoaderTests: XCTestCase {
         XCTAssertNil(host.service(id: "com.example.nothing/1"))
     }
 
+    /// README "Newer-minor plugins on an older host and older-minor plugins
+    /// on a newer host both load": a plugin compiled against the real ABI
+    /// 1.0 headers (Tests/Fixtures/sdk-1.0, from git history) loads on this
+    /// host and every 1.0 part of the contract works, in process and
+    /// through the `pincer` executable.
+    func testAPluginBuiltAgainstTheABI10HeadersLoadsAndWorks() throws {
+        let headers = "\(Fixture.packageRoot)/Tests/Fixtures/sdk-1.0/include"
+        let version = try String(contentsOfFile: "\(headers)/pincer/version.h", encoding: .utf8)
+        XCTAssertTrue(version.contains("#define PINCER_ABI_MINOR 0u"), "the fixture headers are not the 1.0 ones")
+        XCTAssertGreaterThan(PINCER_ABI_MINOR, 0, "this host must be newer than the plugin")
+        let library = Fixture.temporaryDirectory("pincer-abi10") + "/libold.so"
+        // Only the 1.0 headers on the include path (the fixture refuses any others).
+        let cc = try Fixture.run("/usr/bin/cc", ["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fvisibility=hidden", "-shared", "-fPIC",
+                                                 "-I", headers, "\(Fixture.packageRoot)/Tests/Fixtures/plugins/abi10.c", "-o", library])
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+
+        let state = Fixture.temporaryDirectory("pincer-abi10-state")
+        func start() -> (PincerHost.Host, LogCollector) {
+            var options = PincerHost.Host.Options(stateDirectory: state)
+            options.builtinDirectory = nil
+            options.pluginPaths = [library]
+            let logs = LogCollector()
+            options.logHandler = { logs.append($0) }
+            let host = PincerHost.Host(options: options)
+            host.loadAll()
+            return (host, logs)
+        }
+        let (host, logs) = start()
+        XCTAssertEqual(host.failures, [])
+        let info = try XCTUnwrap(host.plugins.first { $0.id == "test.abi10" })
+        XCTAssertEqual(info.abiMajor, 1)
+        XCTAssertEqual(info.abiMinor, 0)
+        XCTAssertTrue(logs.all.contains { $0.source == "test.abi10" && $0.message == "1.0 plugin ready" }, "\(logs.all.map(\.message))")
+        func run(_ name: String, _ args: [Value] = []) throws -> Value { try XCTUnwrap(host.command(named: "old.\(name)")).invoke(args) }
+
+        // The records it was built with are the smaller 1.0 ones; the host hands it its newer, larger tables.
+        let sizes = try run("report")
+        let expected = "built=1.0 host=1.\(PINCER_ABI_MINOR) host_table=\(MemoryLayout<pincer_host_t>.size)/136 call=\(MemoryLayout<pincer_call_t>.size)/40 "
+            + "entry=96 command=56 plugin=80 heard=- changes=-"
+        XCTAssertEqual(sizes, .string(expected))
+        XCTAssertLessThan(96, MemoryLayout<pincer_entry_t>.size, "pincer_entry_t grew after 1.0")
+
+        // Typed commands of every type, defaults from the signature, the values style, failures.
+        XCTAssertEqual(try run("add", [.i64(40), .f64(2)]), .f64(42))
+        XCTAssertEqual(try run("mask", [.u64(0xF0F0), .i32(8), .bool(true)]), .u64(0x0F))
+        XCTAssertEqual(try run("echo", [.string("ünïcødé")]), .string("ünïcødé"))
+        XCTAssertEqual(try run("sum", [.i64(5), .i64(10)]), .i64(15))
+        XCTAssertThrowsError(try run("refuse")) { error in
+            XCTAssertEqual((error as? CommandFailure)?.message, "refused by a 1.0 plugin")
+            XCTAssertEqual((error as? CommandFailure)?.status, PINCER_UNSUPPORTED)
+        }
+        XCTAssertThrowsError(try run("mask", [.u64(1), .i32(-1), .bool(false)])) { error in
+            XCTAssertEqual((error as? CommandFailure)?.message, "width must not be negative")
+        }
+        XCTAssertTrue(try XCTUnwrap(host.command(named: "old.remember")).changesState)
+
+        // Entries of every 1.0 kind; persisted values and change notices.
+        XCTAssertEqual(host.entries(inSection: "old-section").map(\.fullID), ["old.version", "old.enabled", "old.mode", "old.token", "old.facts", "old.say"])
+        XCTAssertEqual(host.state(of: try XCTUnwrap(host.entry(id: "old.version"))), .value("1.0 plugin"))
+        XCTAssertEqual(host.state(of: try XCTUnwrap(host.entry(id: "old.facts"))),
+                       .rows([MenuRow(title: "built against", value: "ABI 1.0"), MenuRow(title: "no value", value: nil)]))
+        XCTAssertEqual(try host.storedValue(of: try XCTUnwrap(host.entry(id: "old.mode"))), "safe")
+        try host.setValue("fast", of: try XCTUnwrap(host.entry(id: "old.mode")))
+        try host.setValue("false", of: try XCTUnwrap(host.entry(id: "old.enabled")))
+        XCTAssertThrowsError(try host.setValue("turbo", of: try XCTUnwrap(host.entry(id: "old.mode"))))
+        XCTAssertEqual(try host.activate(try XCTUnwrap(host.entry(id: "old.say"))), .string("old"))
+
+        // Private settings, events and services.
+        XCTAssertEqual(try run("recall", [.string("k")]), .string("(missing)"))
+        _ = try run("remember", [.string("k"), .string("kept")])
+        XCTAssertEqual(try run("recall", [.string("k")]), .string("kept"))
+        _ = try run("ping", [.string("{\"n\":1}")])
+        XCTAssertNotNil(host.service(id: "test.abi10/1"))
+        XCTAssertEqual(try run("report"), .string(expected.replacingOccurrences(of: "heard=- changes=-",
+                                                                                 with: "heard=old.ping:{\"n\":1} changes=mode=fast;enabled=false")))
+        host.shutdown()
+
+        // After a restart what it stored is there, and the shell shows the plugin as ABI 1.0.
+        let (again, _) = start()
+        XCTAssertEqual(try again.command(named: "old.recall")?.invoke([.string("k")]), .string("kept"))
+        XCTAssertEqual(try again.storedValue(of: try XCTUnwrap(again.entry(id: "old.mode"))), "fast")
+        again.shutdown()
+        let listed = try Fixture.pincer(["plugins", "--json"], stateDir: state, pluginPath: library, builtins: false)
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        let plugins = try JSON.parse(listed.stdout)["plugins"]?.arrayValue ?? []
+        XCTAssertEqual(plugins.map { $0["abi"] }, [.string("1.0")])
+        let added = try Fixture.pincer(["old.add", "40", "--b", "2.5"], stateDir: state, pluginPath: library, builtins: false)
+        XCTAssertEqual(added.status, 0, added.stderr)
+        XCTAssertEqual(added.stdout, "42.5\n")
+        let mode = try Fixture.pincer(["get", "old.mode"], stateDir: state, pluginPath: library, builtins: false)
+        XCTAssertEqual(mode.stdout, "fast\n", mode.stderr)
+    }
+
     /// Events reach subscribers; services are published under versioned ids.
     func testEventsFromPluginsReachSubscribers() throws {
         let dir = Fixture.temporaryDirectory("pincer-devopts")

@@ -269,6 +269,66 @@ final class SettingsStoreTests: XCTestCase {
         }
     }
 
+    // MARK: WAL and the busy timeout (README "Settings store")
+
+    /// The journal mode as the sqlite3 tool reads it from the file itself.
+    private func journalMode(_ path: String) throws -> String {
+        let result = try Fixture.run(try Consumer.require(Consumer.sqlite3), [path, "PRAGMA journal_mode;"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func testTheStoreFileIsInWALMode() throws {
+        let store = try SettingsStore(directory: directory)
+        try store.set(namespace: "ns", key: "k", value: "v")
+        XCTAssertEqual(try journalMode(store.path), "wal")
+        // The file the shell itself makes, too.
+        let shellState = directory + "/shell"
+        let pin = try Fixture.pincer(["pin", "devopts.api-mode"], stateDir: shellState)
+        XCTAssertEqual(pin.status, 0, pin.stderr)
+        XCTAssertEqual(try journalMode(shellState + "/settings.sqlite3"), "wal")
+    }
+
+    /// A write while another process holds the write lock (for less than
+    /// the 10 s timeout) waits for it and then succeeds; both writes land.
+    func testAWriteWaitsForAnotherProcesssLockAndSucceeds() throws {
+        let store = try SettingsStore(directory: directory)
+        try store.set(namespace: "ns", key: "before", value: "1")
+        let holder = try SQLiteWriteLock(path: store.path)
+        let held: UInt64 = 1_500_000_000
+        let writer = TimedCall { try store.set(namespace: "ns", key: "during", value: "2") }
+        // Reading is not held up by the other process's open write transaction.
+        let readStart = monotonicNanoseconds()
+        XCTAssertEqual(try store.get(namespace: "ns", key: "before"), "1")
+        XCTAssertLessThan(monotonicNanoseconds() - readStart, 500_000_000, "a read waited for the other process's write lock")
+        usleep(UInt32(held / 1000))
+        XCTAssertFalse(writer.isDone, "the write did not wait for the lock (\(writer.wait(seconds: 0) ?? "it succeeded"))")
+        holder.release()
+        XCTAssertNil(writer.wait(seconds: 15), "the write after the lock was released")
+        XCTAssertGreaterThanOrEqual(writer.elapsed, held, "the write returned before the lock was released")
+        XCTAssertLessThan(writer.elapsed, 10_000_000_000, "the write took the whole busy timeout")
+        XCTAssertEqual(try store.get(namespace: "ns", key: "during"), "2")
+        XCTAssertEqual(try store.get(namespace: "lock-holder", key: "held"), "yes", "the other process's write landed too")
+    }
+
+    /// Past the timeout the write fails (it does not hang or corrupt
+    /// anything), naming the file; the store works again afterwards.
+    func testAWriteGivesUpAfterTheTenSecondBusyTimeout() throws {
+        let store = try SettingsStore(directory: directory)
+        let holder = try SQLiteWriteLock(path: store.path)
+        let writer = TimedCall { try store.set(namespace: "ns", key: "late", value: "x") }
+        let failure = writer.wait(seconds: 20)
+        holder.release()
+        let message = try XCTUnwrap(failure, "the write succeeded while another process held the lock")
+        XCTAssertTrue(message.contains(store.path), message)
+        XCTAssertTrue(message.contains("locked"), message)
+        XCTAssertGreaterThanOrEqual(writer.elapsed, 9_500_000_000, "gave up before the 10 s timeout")
+        XCTAssertLessThan(writer.elapsed, 15_000_000_000, "waited far past the 10 s timeout")
+        XCTAssertNil(try store.get(namespace: "ns", key: "late"))
+        try store.set(namespace: "ns", key: "late", value: "y")
+        XCTAssertEqual(try store.get(namespace: "ns", key: "late"), "y")
+    }
+
     // MARK: Default directory
 
     func testDefaultDirectory() {

@@ -2,10 +2,12 @@
  * bench_kernels.h — C side of pincer-bench.
  *
  * One typed command (bench_add), the same computation as a plain C function,
- * an in-process plugin entry that registers the command, and the loops that
- * time the direct-call baselines. The loops live in C so that the calls go
- * through a function pointer read from a volatile variable and the results
- * land in a volatile sink: the compiler can neither inline nor drop them.
+ * a plugin entry that registers the command, and the loops that time the
+ * direct-call baselines (the dispatch part uses all of these from the
+ * plugin .so it builds from kernels.c, not the copies linked in). The loops
+ * live in C so that the calls go through a function pointer read from a
+ * volatile variable and the results land in a volatile sink: the compiler
+ * can neither inline nor drop them.
  *
  * Also the flag lookup loop of the flags benchmark: app code in C calling
  * the "pincer.flags/1" service, as flags.h intends.
@@ -34,8 +36,10 @@ typedef pincer_status_t (*bench_add_fn_t)(void *context, pincer_call_t *call, in
 bench_add_fn_t bench_add_pointer(void);
 
 /* The plugin record: id "bench.kernels", short name "bench"; its init
- * registers bench_add as the typed command bench.add. Linked into the
- * benchmark, so it is not named pincer_plugin_entry. */
+ * registers bench_add as the typed command bench.add. The dispatch part
+ * compiles kernels.c at run time into a plugin .so with
+ * -Dbench_plugin_entry=pincer_plugin_entry, which the host dlopens; the
+ * copy linked into the benchmark keeps this name so it is no plugin. */
 const pincer_plugin_t *bench_plugin_entry(uint32_t host_abi_major, uint32_t host_abi_minor);
 
 /* Calls bench_add `iterations` times through a function pointer read from a

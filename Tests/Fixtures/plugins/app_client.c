@@ -11,6 +11,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,52 +123,104 @@ static pincer_status_t master(void *context, pincer_call_t *call, bool on, bool 
     return PINCER_OK;
 }
 
-/* --- the stress test: readers check every resolution is coherent while a
- * writer flips an override on "stress" (remote false). --- */
-static volatile int stop_readers;
+/* --- the stress test: one writer sets the int flag "stress" (remote 0) to
+ * the overrides 1, 2, ..., `writes`, checking the status of every write and
+ * reading each one back on its own thread, while four readers check every
+ * resolution: 0 with reason remote or 1..writes with reason override (never
+ * anything half made), values that never go back (the writes only grow),
+ * and, on the first read after the writer is done, the final value.
+ * Returns "key=value" words; the test checks them all. --- */
+struct stress_reader {
+    int64_t writes;
+    uint64_t reads, incoherent, regressions, distinct;
+    int64_t last;
+};
+static atomic_int stress_done;
 
 static void *reader(void *arg)
 {
-    uint64_t *violations = arg;
+    struct stress_reader *s = arg;
     void *c = flags->header.context;
-    while (!stop_readers) {
-        bool v = false;
-        pincer_flag_reason_t r = flags->get_bool(c, "stress", false, &v);
-        if (!((r == PINCER_FLAG_REASON_REMOTE && !v) || (r == PINCER_FLAG_REASON_OVERRIDE && v)))
-            (*violations)++;
-        r = flags->get_bool(c, "no-such-flag", true, &v);
-        if (r != PINCER_FLAG_REASON_DEFAULT || !v)
-            (*violations)++;
+    for (;;) {
+        /* Read `done` before the flag: a read begun after the writer was
+         * done must see its last write. */
+        int done = atomic_load(&stress_done);
+        int64_t v = -1;
+        bool b = false;
+        pincer_flag_reason_t r = flags->get_int(c, "stress", -1, &v);
+        s->reads++;
+        if (!((r == PINCER_FLAG_REASON_REMOTE && v == 0) ||
+              (r == PINCER_FLAG_REASON_OVERRIDE && v >= 1 && v <= s->writes)))
+            s->incoherent++;
+        else if (v < s->last)
+            s->regressions++;
+        else if (v > s->last) {
+            s->distinct++;
+            s->last = v;
+        }
+        r = flags->get_bool(c, "no-such-flag", true, &b);
+        if (r != PINCER_FLAG_REASON_DEFAULT || !b)
+            s->incoherent++;
+        if (done)
+            return NULL;
     }
-    return NULL;
 }
 
-static pincer_status_t stress(void *context, pincer_call_t *call, int32_t flips, int64_t *result)
+static pincer_status_t stress(void *context, pincer_call_t *call, int32_t writes)
 {
     void *c = flags->header.context;
     pthread_t threads[4];
-    uint64_t violations[4] = { 0 };
-    int i;
+    struct stress_reader readers[4];
+    char first_error[200] = "", text[400];
+    int32_t i, failed = 0, unread = 0, saw_final = 0;
+    int64_t final_value = -1;
+    pincer_flag_reason_t final_reason;
+    uint64_t incoherent = 0, regressions = 0;
     (void)context;
-    if (flags->register_bool(c, "stress", false, "stress test") != PINCER_OK) {
+    if (writes < 1) {
+        call->fail(call, "stress: writes must be at least 1");
+        return PINCER_INVALID_ARGUMENT;
+    }
+    if (flags->register_int(c, "stress", 0, "stress test") != PINCER_OK) {
         call->fail(call, flags->last_error(c));
         return PINCER_FAILED;
     }
-    stop_readers = 0;
-    for (i = 0; i < 4; i++)
-        pthread_create(&threads[i], NULL, reader, &violations[i]);
-    for (i = 0; i < flips; i++) {
-        if (i % 2 == 0)
-            flags->set_override(c, "stress", "true");
-        else
-            flags->clear_override(c, "stress");
+    atomic_store(&stress_done, 0);
+    memset(readers, 0, sizeof readers);
+    for (i = 0; i < 4; i++) {
+        readers[i].writes = writes;
+        pthread_create(&threads[i], NULL, reader, &readers[i]);
     }
-    stop_readers = 1;
-    *result = 0;
+    for (i = 1; i <= writes; i++) {
+        char value[16];
+        int64_t back = -1;
+        snprintf(value, sizeof value, "%d", (int)i);
+        if (flags->set_override(c, "stress", value) != PINCER_OK) {
+            if (failed++ == 0)
+                snprintf(first_error, sizeof first_error, "write %d: %s", (int)i, flags->last_error(c));
+            continue;
+        }
+        /* The writing thread reads its own write at once. */
+        if (flags->get_int(c, "stress", -1, &back) != PINCER_FLAG_REASON_OVERRIDE || back != i)
+            unread++;
+    }
+    atomic_store(&stress_done, 1);
     for (i = 0; i < 4; i++) {
         pthread_join(threads[i], NULL);
-        *result += (int64_t)violations[i];
+        incoherent += readers[i].incoherent;
+        regressions += readers[i].regressions;
+        if (readers[i].last == writes)
+            saw_final++;
     }
+    final_reason = flags->get_int(c, "stress", -1, &final_value);
+    snprintf(text, sizeof text,
+             "writes=%d failed=%d unread=%d final=%" PRId64 "|%s incoherent=%" PRIu64 " regressions=%" PRIu64
+             " saw-final=%d distinct=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 " reads=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+             " first-error=%s",
+             (int)writes, (int)failed, (int)unread, final_value, pincer_flag_reason_name(final_reason), incoherent, regressions,
+             (int)saw_final, readers[0].distinct, readers[1].distinct, readers[2].distinct, readers[3].distinct,
+             readers[0].reads, readers[1].reads, readers[2].reads, readers[3].reads, first_error[0] ? first_error : "-");
+    call->return_string(call, text);
     return PINCER_OK;
 }
 
@@ -459,7 +512,7 @@ static pincer_status_t init(void *context, const pincer_host_t *h, pincer_call_t
         { "register(key: string, type: string, remote: string) -> string", (pincer_typed_fn_t)register_flag },
         { "override(key: string, value: string) -> string", (pincer_typed_fn_t)override },
         { "master(on: bool) -> bool", (pincer_typed_fn_t)master },
-        { "stress(flips: i32) -> i64", (pincer_typed_fn_t)stress },
+        { "stress(writes: i32) -> string", (pincer_typed_fn_t)stress },
         { "use(id: string) -> string", (pincer_typed_fn_t)use },
         { "current() -> string", (pincer_typed_fn_t)current },
         { "changes(which: string) -> string", (pincer_typed_fn_t)changes },

@@ -1,0 +1,79 @@
+/*
+ * pincer/version.h — ABI version, magic value, status codes and the
+ * export macro shared by every other Pincer header.
+ *
+ * Versioning rules (the contract between a host and a plugin):
+ *  - PINCER_ABI_MAJOR changes only when a record or table changes in a way
+ *    an old reader cannot survive. A host refuses a plugin whose major
+ *    differs from its own. Within version 1 that never happens: a breaking
+ *    change gets a new versioned id instead.
+ *  - PINCER_ABI_MINOR grows whenever slots are appended to a record or a
+ *    table. Every record and table starts with (or carries) `struct_size`;
+ *    a reader checks it before touching a slot added after version 1.0
+ *    (see PINCER_HAS_SLOT). Slots are never reordered or removed.
+ *  - A newer-minor plugin on an older host works: the host reads only the
+ *    slots it knows. An older-minor plugin on a newer host works: the host
+ *    sees the smaller struct_size and treats missing slots as absent.
+ *
+ * This header is pure C11 and valid C++; it allocates nothing.
+ */
+#ifndef PINCER_VERSION_H
+#define PINCER_VERSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 'PNCR' read as a little-endian uint32_t. First field of pincer_plugin_t. */
+#define PINCER_PLUGIN_MAGIC 0x52434E50u
+
+#define PINCER_ABI_MAJOR 1u
+#define PINCER_ABI_MINOR 0u
+
+/* Marks the one symbol a plugin exports. Build plugins with
+ * -fvisibility=hidden (or make everything else `static`) so that nothing
+ * but the entry function is visible to the host's dynamic linker. */
+#if defined(_WIN32)
+#  define PINCER_EXPORT __declspec(dllexport)
+#else
+#  define PINCER_EXPORT __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+#  define PINCER_EXTERN_C extern "C"
+#else
+#  define PINCER_EXTERN_C
+#endif
+
+/* True when a record or table whose first uint32_t is `struct_size` is
+ * large enough to contain `field`. Use it before reading any slot that was
+ * appended after the version your code was written against. */
+#define PINCER_HAS_SLOT(ptr, type, field) \
+    ((ptr) != NULL && (ptr)->struct_size >= offsetof(type, field) + sizeof((ptr)->field))
+
+/* Status returned by every fallible call in both directions. */
+typedef uint32_t pincer_status_t;
+#define PINCER_OK                 0u /* success */
+#define PINCER_FAILED             1u /* generic failure; details in the message */
+#define PINCER_INVALID_ARGUMENT   2u /* an argument was malformed or out of range */
+#define PINCER_NOT_FOUND          3u /* the named thing does not exist */
+#define PINCER_DUPLICATE          4u /* the id is already taken */
+#define PINCER_UNSUPPORTED        5u /* the host or plugin does not offer this */
+#define PINCER_CANCELLED          6u /* the operation was cancelled */
+
+/* Severity for pincer_host_t.log. */
+typedef uint32_t pincer_log_level_t;
+#define PINCER_LOG_DEBUG   0u
+#define PINCER_LOG_INFO    1u
+#define PINCER_LOG_WARNING 2u
+#define PINCER_LOG_ERROR   3u
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PINCER_VERSION_H */
