@@ -32,9 +32,11 @@
 //                                              "max_message_bytes","allow_changes"}
 //   describe    {}                        -> {"plugins":[..],"failed":[..],"sections":[..],"commands":[..]}
 //                                            (the shapes of `pincer plugins|menu|commands --json`)
-//   invoke      {"command","arguments": {name: value} | [values]}
+//   invoke      {"command","arguments": {name: value} | [values], "output"?: "text" | "json"}
 //                                         -> {"type","result"} (as `pincer run --json`); live output
-//                                            arrives first as "output" notifications with this id.
+//                                            arrives first as "output" notifications with this id,
+//                                            as text or, with "output": "json", one JSON object per
+//                                            line from commands that ask (pincer_call_t.output_format).
 //                                            Values may be JSON strings (converted as shell words are)
 //                                            or JSON numbers and booleans of the parameter's type; null
 //                                            or absent takes the default. A rest parameter takes an

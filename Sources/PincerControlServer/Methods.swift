@@ -59,8 +59,14 @@ extension ClientConnection {
         guard let command = host.command(named: name) else { throw MethodError(.notFound, "no command '\(name)'") }
         if command.changesState { try refuseChanges(name) }
         let values = try InvokeArguments.values(for: command, from: params["arguments"])
+        let json: Bool
+        switch params["output"] {
+        case nil, .null?, .string("text")?: json = false
+        case .string("json")?: json = true
+        case let other?: throw .params("params.output must be \"text\" or \"json\", not \(other.serialized())")
+        }
         do {
-            let value = try command.invoke(values) { [self] text in sendOutput(token, stream: "stdout", text: text) }
+            let value = try command.invoke(values, output: { [self] text in sendOutput(token, stream: "stdout", text: text) }, json: json)
             return .object([("type", .string(command.resultTypeName)), ("result", try command.jsonResult(value))])
         } catch {
             throw commandFailed(error)

@@ -156,8 +156,8 @@ final class ControlTests: XCTestCase {
         let seen = NotificationLog()
         let c = try client(server) { seen.add($0) }
         _ = try c.call(.invoke, .object([("command", .string("loc.waypoints")), ("arguments", .array([.string("hop"), .string("0,0 0,0.001"), .string("10")]))]))
-        let id = try c.send(.invoke, .object([("command", .string("loc.play")),
-                                             ("arguments", .object([("route", .string("hop")), ("rate", .int(50)), ("json", .bool(true))]))]))
+        let id = try c.send(.invoke, .object([("command", .string("loc.play")), ("output", .string("json")),
+                                             ("arguments", .object([("route", .string("hop")), ("rate", .int(50))]))]))
         let result = try c.response(to: id)
         XCTAssertTrue(result["result"]?.stringValue?.hasPrefix("played hop:") == true, "\(result)")
         let output = seen.all.filter { $0.kind == .output }
@@ -167,6 +167,16 @@ final class ControlTests: XCTestCase {
             XCTAssertEqual(n.params["stream"], .string("stdout"))
             XCTAssertNotNil(try? JSON.parse(n.params["text"]!.stringValue!.trimmingCharacters(in: .newlines))["latitude"])
         }
+        // Without "output": "json" the same command writes text lines.
+        let textID = try c.send(.invoke, .object([("command", .string("loc.play")),
+                                                 ("arguments", .object([("route", .string("hop")), ("rate", .int(50))]))]))
+        _ = try c.response(to: textID)
+        let text = seen.all.filter { $0.kind == .output && $0.params["id"] == .int(textID) }
+        XCTAssertGreaterThan(text.count, 1)
+        for n in text { XCTAssertNil(try? JSON.parse(n.params["text"]!.stringValue!), "\(n.params)") }
+        XCTAssertEqual(remoteError { try c.call(.invoke, .object([("command", .string("devopts.add")), ("output", .string("xml")),
+                                                                  ("arguments", .array([.int(1)]))])) }?.message,
+                       "params.output must be \"text\" or \"json\", not \"xml\"")
     }
 
     func testGetAndSet() throws {
