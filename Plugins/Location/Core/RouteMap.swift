@@ -51,7 +51,8 @@ public enum RouteMap {
             guard !range.isEmpty else { continue }
             let path = range.map { i -> String in let (x, y) = page(i); return "\(n(x)),\(n(y))" }.joined(separator: " ")
             out += "<polyline points=\"\(path)\" fill=\"none\" stroke=\"#0a60ff\" stroke-width=\"3\" stroke-linejoin=\"round\"/>\n"
-            for i in range.dropFirst() { length += Spherical.distance(points[i - 1].coordinate, points[i].coordinate) }
+            // On the ellipsoid, as loc.routes and playback measure it.
+            for i in range.dropFirst() { length += Ellipsoidal.inverse(points[i - 1].coordinate, points[i].coordinate).distance }
         }
         // Waypoints: small dots (smaller still on a dense track), then the start as a
         // large green disc and the end as a red dot ringed in white on top, so a
