@@ -100,7 +100,7 @@ enum L10nBench {
     static let catalogRounds = 1
     static let table = "bench"
     static let locale = "en-XA"
-    static let install = "pip install --pre pseudol10nutil"
+    static let install = "bash scripts/deps installs it into .build/consumers (or: pip install --pre pseudol10nutil)"
     /// Every mode that changes the text (showKeys replaces it).
     static let localizer = PseudoLocalizer(modes: [.accented, .lengthened, .boundaries, .rightToLeft], accentMap: .full)
 

@@ -140,7 +140,7 @@ enum LocBench {
     /// 200,000 points takes a second or two.
     static let fileRounds = 1
     static let interval = 0.1
-    static let install = "pip install gpxpy"
+    static let install = "bash scripts/deps installs it into .build/consumers (or: pip install gpxpy)"
     /// Most points a track gets, so that one pass at `interval` stays below
     /// Timeline.maximumFixesPerPass.
     static let pointsPerSet = 240_000

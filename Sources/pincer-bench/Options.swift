@@ -132,10 +132,10 @@ struct BenchOptions: Sendable {
         pincer-bench, the startup part the sibling
         executables `pincer` and `bench-hello` and the built-in plugins, the
         flags part the library libpincer-plugin-flags.so beside pincer-bench,
-        the net part libpincer-plugin-net.so; the l10n part needs python3 with
-        pseudol10nutil (pip install --pre pseudol10nutil) and the package's
-        scripts/bench-l10n-baseline.py, the loc part python3 with gpxpy
-        (pip install gpxpy) and scripts/bench-loc-baseline.py, the db part the
+        the net part libpincer-plugin-net.so; the l10n part needs
+        pseudol10nutil and the package's scripts/bench-l10n-baseline.py, the
+        loc part gpxpy and scripts/bench-loc-baseline.py (both libraries in
+        .build/consumers, which scripts/deps makes; else python3 on PATH), the db part the
         sqlite3 command-line tool (scripts/deps installs it), the rpc part
         libpincer-plugin-devopts.so and the other built-in plugins:
           swift build -c release && .build/release/pincer-bench

@@ -311,11 +311,13 @@ enum PythonBaseline {
         guard let path = scriptPath(script) else {
             throw BenchError("cannot find scripts/\(script) (looked beside the package sources and in the current directory)")
         }
-        guard let python = findInPath("python3") else {
-            throw BenchError("python3 is not on PATH; the baseline needs Python 3 with \(library): install python3, then \(install)")
+        // The interpreter scripts/deps set up with the baselines' libraries, else python3 on PATH.
+        let venv = PackageFile.path(".build/consumers/bin/python3").flatMap { access($0, X_OK) == 0 ? $0 : nil }
+        guard let python = venv ?? findInPath("python3") else {
+            throw BenchError("python3 is not on PATH; the baseline needs Python 3 with \(library): \(install)")
         }
         let allArguments = [path] + arguments
-        let command = (["python3"] + allArguments.map { shown[$0] ?? $0 }).joined(separator: " ")
+        let command = ([venv == nil ? "python3" : ".build/consumers/bin/python3"] + allArguments.map { shown[$0] ?? $0 }).joined(separator: " ")
         let (status, output, errorOutput) = try runCapturing(python, allArguments)
         let text = String(decoding: output, as: UTF8.self)
         let line = text.split(whereSeparator: { $0 == "\n" }).last.map(String.init) ?? ""
