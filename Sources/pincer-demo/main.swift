@@ -16,6 +16,45 @@ import FoundationNetworking
 import PincerEmbed
 import Synchronization
 
+// SIGINT and SIGTERM are handled from the first instant: blocked here,
+// before any thread exists (every thread inherits the mask), so one sent
+// while the app starts stays pending until the waiting thread takes it.
+// (Before, SIG_IGN was set until a dispatch source was ready, and a signal
+// sent in between was lost.) A stop asked for during startup ends the app
+// as soon as it has started, through the same cleanup.
+let stopSignals: sigset_t = {
+    var set = sigset_t()
+    sigemptyset(&set)
+    sigaddset(&set, SIGINT)
+    sigaddset(&set, SIGTERM)
+    pthread_sigmask(SIG_BLOCK, &set, nil)
+    return set
+}()
+
+/// What a signal does: set once the tick loop runs; until then the request is remembered.
+let stopRequested = Atomic<Bool>(false)
+let stopAction = Mutex<(@Sendable () -> Void)?>(nil)
+
+func requestStop() {
+    stopRequested.store(true, ordering: .releasing)
+    stopAction.withLock { $0 }?()
+}
+
+/// Waits for the stop signals on a thread of its own (sigwait), for as long as the app runs.
+func startSignalThread() {
+    var thread = pthread_t()
+    let rc = pthread_create(&thread, nil, { _ in
+        var set = stopSignals
+        while true {
+            var number: Int32 = 0
+            if sigwait(&set, &number) == 0 { requestStop() }
+        }
+    }, nil)
+    if rc == 0 { pthread_detach(thread) }
+}
+_ = stopSignals
+startSignalThread()
+
 /// One line on standard output, written at once (lines from the location
 /// thread never interleave with tick lines, and a pipe sees each line as it
 /// is printed).
@@ -171,7 +210,7 @@ let fixes = try? pincer.location.subscribe { fix in
 
 let loop = Task {
     var n = 0
-    while !Task.isCancelled {
+    while !Task.isCancelled && !stopRequested.load(ordering: .acquiring) {
         n += 1
         say(await demo.tick(n))
         if let ticks = arguments.ticks, n >= ticks { break }
@@ -179,14 +218,10 @@ let loop = Task {
     }
 }
 
-// SIGINT and SIGTERM end the loop; cleanup below runs either way.
-let signals = [SIGINT, SIGTERM].map { number in
-    signal(number, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-    source.setEventHandler { loop.cancel() }
-    source.resume()
-    return source
-}
+// SIGINT and SIGTERM end the loop (a stop asked for before now is seen by
+// the loop's first check); cleanup below runs either way.
+stopAction.withLock { $0 = { loop.cancel() } }
+if stopRequested.load(ordering: .acquiring) { loop.cancel() }
 
 await loop.value
 if let fixes { pincer.location.unsubscribe(fixes) }
@@ -194,6 +229,5 @@ PincerNetworkCapture.stopCapturing(configuration) // before the logger goes away
 demo.session.finishTasksAndInvalidate() // no task runs now; cancelling could race a completion
 Pincer.stop() // control socket removed, plugins shut down
 server.stop()
-signals.forEach { $0.cancel() }
 say("pincer-demo: stopped")
 exit(0)
