@@ -16,19 +16,30 @@ import FoundationNetworking
 import PincerEmbed
 import Synchronization
 
-// SIGINT and SIGTERM are handled from the first instant: blocked here,
-// before any thread exists (every thread inherits the mask), so one sent
-// while the app starts stays pending until the waiting thread takes it.
-// (Before, SIG_IGN was set until a dispatch source was ready, and a signal
-// sent in between was lost.) A stop asked for during startup ends the app
-// as soon as it has started, through the same cleanup.
-let stopSignals: sigset_t = {
-    var set = sigset_t()
-    sigemptyset(&set)
-    sigaddset(&set, SIGINT)
-    sigaddset(&set, SIGTERM)
-    pthread_sigmask(SIG_BLOCK, &set, nil)
-    return set
+// SIGINT and SIGTERM are handled from the first instant: the first thing
+// the app does is install a handler (on any thread it lands on, it only
+// writes a byte to a pipe), and a thread of its own turns that byte into a
+// stop. (Before, SIG_IGN was set until a dispatch source was ready, and a
+// signal sent in between was lost.) A stop asked for while the app starts
+// ends it as soon as it has started, through the same cleanup.
+let signalPipe: (read: Int32, write: Int32) = {
+    var fds: [Int32] = [-1, -1]
+    guard pipe(&fds) == 0 else { return (-1, -1) }
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    return (fds[0], fds[1])
+}()
+/// The handler's only state: a plain integer, safe to read in a signal handler.
+let signalWriteFD: Int32 = signalPipe.write
+
+let handlersInstalled: Bool = {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { _ in
+        var byte: UInt8 = 1
+        _ = write(signalWriteFD, &byte, 1) // async-signal-safe
+    }
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = Int32(SA_RESTART)
+    return sigaction(SIGINT, &action, nil) == 0 && sigaction(SIGTERM, &action, nil) == 0
 }()
 
 /// What a signal does: set once the tick loop runs; until then the request is remembered.
@@ -40,19 +51,19 @@ func requestStop() {
     stopAction.withLock { $0 }?()
 }
 
-/// Waits for the stop signals on a thread of its own (sigwait), for as long as the app runs.
+/// Turns the handler's bytes into stops, on a thread of its own, for as long as the app runs.
 func startSignalThread() {
     var thread = pthread_t()
     let rc = pthread_create(&thread, nil, { _ in
-        var set = stopSignals
+        var byte: UInt8 = 0
         while true {
-            var number: Int32 = 0
-            if sigwait(&set, &number) == 0 { requestStop() }
+            let n = read(signalPipe.read, &byte, 1)
+            if n == 1 { requestStop() } else if n < 0 && errno == EINTR { continue } else { return nil }
         }
     }, nil)
     if rc == 0 { pthread_detach(thread) }
 }
-_ = stopSignals
+if !handlersInstalled { FileHandle.standardError.write(Data("pincer-demo: cannot install the SIGINT/SIGTERM handler\n".utf8)) }
 startSignalThread()
 
 /// One line on standard output, written at once (lines from the location

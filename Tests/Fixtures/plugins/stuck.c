@@ -1,8 +1,9 @@
 /* Fixture: a command that blocks until someone writes to a pipe, as a
  * plugin stuck in a call would. stuck.wait(path) opens the FIFO at `path`
- * (blocking until a writer opens it), reads to its end and returns the
- * bytes read. A test stops the host while the call waits, then releases
- * it by writing to the FIFO. */
+ * for reading and writing (so the open does not wait, and no writer
+ * closing it ends the read), blocks until one byte arrives and returns it.
+ * A test stops the host while the call waits (it sees the FIFO among the
+ * process's open files), then releases it by writing a byte. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pincer.h>
@@ -12,19 +13,17 @@
 
 static pincer_status_t wait_on(void *context, pincer_call_t *call, const char *path, int64_t *result)
 {
-    char buffer[256];
+    unsigned char byte = 0;
     ssize_t n;
-    int64_t total = 0;
     int fd;
 
     (void)context; (void)call;
-    fd = open(path, O_RDONLY);
+    fd = open(path, O_RDWR);
     if (fd < 0)
         return PINCER_FAILED;
-    while ((n = read(fd, buffer, sizeof buffer)) > 0)
-        total += n;
+    n = read(fd, &byte, 1);
     close(fd);
-    *result = total;
+    *result = n == 1 ? byte : -1;
     return PINCER_OK;
 }
 
@@ -32,7 +31,7 @@ static pincer_status_t init(void *context, const pincer_host_t *host, pincer_cal
 {
     const pincer_command_t command = {
         sizeof(pincer_command_t), 0, "wait(path: string) -> i64",
-        "Block until the FIFO at path is written and closed", NULL, (pincer_typed_fn_t)wait_on, NULL, NULL,
+        "Block until a byte is written to the FIFO at path", NULL, (pincer_typed_fn_t)wait_on, NULL, NULL,
     };
     pincer_status_t status;
 
