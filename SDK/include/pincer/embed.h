@@ -105,6 +105,11 @@ const char *pincer_embed_socket_path(pincer_embed_t *embed);
  * PINCER_OK. [any-thread] */
 pincer_status_t pincer_embed_stop(pincer_embed_t *embed);
 
+/* Why this thread's most recent failing pincer_embed_* call failed. Owned
+ * by the library; valid until this thread's next failing pincer_embed_*
+ * call. Never NULL ("" when nothing failed). [any-thread] */
+const char *pincer_embed_last_error(void);
+
 /* Stopping is bounded (5 s for pincer_embed_stop): a plugin call still
  * running then, such as a command stuck on a pipe, is abandoned and the
  * call returns, so the app can exit. Pincer is stopped either way; the
@@ -117,11 +122,6 @@ pincer_status_t pincer_embed_stop(pincer_embed_t *embed);
  * Stopping a handle that is not the running instance, or NULL, does
  * nothing and returns PINCER_OK. [any-thread] */
 pincer_status_t pincer_embed_stop_within(pincer_embed_t *embed, uint32_t milliseconds);
-
-/* Why this thread's most recent failing pincer_embed_* call failed. Owned
- * by the library; valid until this thread's next failing pincer_embed_*
- * call. Never NULL ("" when nothing failed). [any-thread] */
-const char *pincer_embed_last_error(void);
 
 #ifdef __cplusplus
 }
