@@ -39,6 +39,17 @@ package final class ConditionLock: @unchecked Sendable {
         return pthread_cond_timedwait(condition, mutex, &deadline) == 0
     }
 
+    /// Waits for a broadcast or until `milliseconds` pass; false on timeout.
+    /// Call only inside `withLock`.
+    package func wait(milliseconds: Int) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + (milliseconds % 1000) * 1_000_000
+        deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        return pthread_cond_timedwait(condition, mutex, &deadline) == 0
+    }
+
     /// Wakes one waiter.
     package func signal() { pthread_cond_signal(condition) }
 

@@ -23,13 +23,16 @@
 //   is an invalidRequest with id null: each request is answered). An id
 //   may not be reused while its request is in progress (invalidRequest).
 //   hello, cancel and unsubscribe are answered at once, in order; the
-//   others run on a thread each, at most 16 per connection at a time (more:
-//   `busy`). Closing the connection ends its subscriptions; requests still
+//   others run on the app's request threads, at most 16 per connection at
+//   a time (more: `busy`). Closing the connection ends its subscriptions; requests still
 //   running are not answered.
 //
 // METHODS (params are objects; results below)
 //   hello       {}                        -> {"protocol":1,"app":{"name","pid"},"pincer","abi","methods":[..],
-//                                              "max_message_bytes","allow_changes"}
+//                                              "max_message_bytes","allow_changes","socket"[,"socket_warning"]}
+//                                            socket: the path served; socket_warning: why it is not in
+//                                            the usual directory (that one was refused, e.g. another
+//                                            user's, and the app made a private one)
 //   describe    {}                        -> {"plugins":[..],"failed":[..],"sections":[..],"commands":[..]}
 //                                            (the shapes of `pincer plugins|menu|commands --json`)
 //   invoke      {"command","arguments": {name: value} | [values], "output"?: "text" | "json"}
@@ -88,13 +91,20 @@
 //                        was longer than the limit)
 //
 // FLOW CONTROL
-//   Each client has a bounded queue (`queueLimit` messages). Events that do
-//   not fit are counted and reported with one "dropped" notice once there is
-//   room again (so once per overflow, after the events queued before it);
-//   the app never waits for a slow client. A response or output that does
-//   not fit takes the place of the newest queued event (also counted); a
-//   client whose queue is full of responses and output (it sent requests
-//   but does not read) is disconnected.
+//   Each client has a queue bounded in bytes (`queueBytes`, 4 MiB by
+//   default, and never less than one message of the limit), counting what
+//   the client's socket has not taken yet. Events that do not fit are
+//   counted and reported with one "dropped" notice once there is room again
+//   (so once per overflow, after the events queued before it); the app
+//   never waits for a slow client. A response or output that does not fit
+//   takes the place of the newest queued events (also counted); a client
+//   whose queue is full of responses and output (it sent requests but does
+//   not read) is disconnected, and its queue freed.
+//
+// CONNECTIONS
+//   The app serves every connection from one thread (poll), so idle clients
+//   cost no thread; the listen backlog holds a burst of connects (4096,
+//   capped by the kernel's net.core.somaxconn).
 //
 // ERRORS (JSON-RPC error objects: {"code","message","data"?}; messages name the field, e.g.
 //   "params.arguments.a expects i64: 'x' is not an integer (i64)")
@@ -104,8 +114,10 @@ public enum ControlProtocol {
     public static let version = 1
     /// The default limit of one message, each way.
     public static let maxMessageBytes = 1 << 20
-    /// The default number of messages queued for one client.
-    public static let queueLimit = 1024
+    /// The default bytes queued for one client (FLOW CONTROL).
+    public static let queueBytes = 4 << 20
+    /// Events held for a subscription until its response is queued, at most.
+    public static let heldEvents = 1024
 
     public enum Method: String, CaseIterable, Sendable {
         case hello, describe, invoke, get, set, cancel, subscribe, unsubscribe, shell

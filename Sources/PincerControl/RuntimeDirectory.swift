@@ -2,6 +2,8 @@
 // $XDG_RUNTIME_DIR/pincer, or /tmp/pincer-<uid> when that is unset. The
 // directory must be ours and private (0700), or nothing is bound or read
 // there: another user could otherwise plant a socket for us to talk to.
+// An app that finds the default directory planted still starts, in a
+// private directory of its own (`privateFallback`), and says so.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,12 +39,30 @@ public enum RuntimeDirectory {
         return path
     }
 
+    /// A new private directory, /tmp/pincer-<uid>-XXXXXX (mkdtemp: created
+    /// 0700 by us, under a name nobody could have planted), for an app whose
+    /// default directory was refused. `pincer ps` does not look there; the
+    /// app reports the path (a warning, and `hello`).
+    public static func privateFallback() throws(Failure) -> String {
+        var template = Array("/tmp/pincer-\(geteuid())-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw Failure(description: "cannot create a private socket directory in /tmp: \(String(cString: strerror(errno)))")
+        }
+        return try ensure(String(cString: made))
+    }
+
     /// The socket of the process `pid` in `directory`.
     public static func socketPath(in directory: String, pid: pid_t) -> String { "\(directory)/\(pid).sock" }
 
     /// The sockets in `directory`, by process id, oldest process first;
-    /// those of processes that no longer run are left out.
+    /// those of processes that no longer run are left out, and with
+    /// `removingStale` removed (an app killed with SIGKILL cannot remove
+    /// its own; the directory is private, so each file is ours).
     public static func sockets(in directory: String) -> [(pid: pid_t, path: String)] {
+        sockets(in: directory, removingStale: false)
+    }
+
+    public static func sockets(in directory: String, removingStale: Bool) -> [(pid: pid_t, path: String)] {
         guard let dir = opendir(directory) else { return [] }
         defer { closedir(dir) }
         var found: [(pid: pid_t, path: String)] = []
@@ -50,10 +70,27 @@ public enum RuntimeDirectory {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
             guard name.hasSuffix(".sock"), let pid = pid_t(name.dropLast(5)), pid > 0 else { continue }
             // kill(pid, 0) fails with ESRCH when no such process runs.
-            if kill(pid, 0) != 0 && errno == ESRCH { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                if removingStale { removeStale("\(directory)/\(name)") }
+                continue
+            }
             found.append((pid, "\(directory)/\(name)"))
         }
         return found.sorted { $0.pid < $1.pid }
+    }
+
+    /// Removes a socket file left by a process that is gone, only if it is
+    /// a socket of this user that nothing listens on (a pid can be reused
+    /// by a new app in the moment between the check and here).
+    private static func removeStale(_ path: String) {
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFSOCK, st.st_uid == geteuid(),
+              let address = UnixSocket.address(path) else { return }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let rc = UnixSocket.withSockaddr(address) { connect(fd, $0, $1) }
+        if rc != 0 && errno == ECONNREFUSED { unlink(path) }
     }
 }
 
@@ -73,8 +110,9 @@ public struct MessageReader {
     private let fd: Int32
     private let maxBytes: Int
     private var buffer: [UInt8] = []
-    /// One read's worth, allocated once per reader rather than per message.
-    private var chunk = [UInt8](repeating: 0, count: 65536)
+    /// One read's worth, allocated on first use (a server reading many
+    /// connections passes one scratch buffer to all of them instead).
+    private var chunk: [UInt8] = []
     private var start = 0
     private var skipping = false
 
@@ -85,29 +123,45 @@ public struct MessageReader {
 
     /// The next message, blocking until one is complete; `.end` at end of
     /// input or on a read error, `.timedOut` when the descriptor has a
-    /// receive timeout and it passed.
+    /// receive timeout and it passed (or is non-blocking and has no more).
     public mutating func next() -> Next {
+        if chunk.isEmpty { chunk = [UInt8](repeating: 0, count: 65536) }
+        var scratch = chunk
+        chunk = []
+        defer { chunk = scratch }
+        return next(scratch: &scratch)
+    }
+
+    /// `next()`, reading into `scratch` (not empty).
+    public mutating func next(scratch: inout [UInt8]) -> Next {
         let fd = self.fd
         while true {
             if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = Array(buffer[start..<newline])
                 start = newline + 1
-                if start > 65536 { buffer.removeFirst(start); start = 0 }
+                if start == buffer.count {
+                    // All consumed: keep a small buffer, give a large one back.
+                    buffer.removeAll(keepingCapacity: buffer.capacity <= 65536)
+                    start = 0
+                } else if start > 65536 {
+                    buffer.removeFirst(start)
+                    start = 0
+                }
                 if skipping { skipping = false; return .tooLarge }
                 if line.count > maxBytes { return .tooLarge }
                 return .message(line)
             }
             if buffer.count - start > maxBytes {
                 // Too long already: drop what we have and skip to the newline.
-                buffer.removeAll(keepingCapacity: true)
+                buffer.removeAll()
                 start = 0
                 skipping = true
             }
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = scratch.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .timedOut }
             if n <= 0 { return .end }
-            buffer.append(contentsOf: chunk[0..<n])
+            buffer.append(contentsOf: scratch[0..<n])
         }
     }
 }

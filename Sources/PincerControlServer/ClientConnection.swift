@@ -17,96 +17,68 @@ final class RequestToken: Sendable {
     func cancel() { cancelled.store(true, ordering: .releasing) }
 }
 
-/// One connected client: a reader thread that parses requests (answering
-/// the quick ones itself and starting a worker thread for the others), and
-/// a writer thread that sends what the queue holds. Nothing the app does
-/// waits for the client: replies, output and events are queued.
+/// One connected client. The server's poller thread reads its requests
+/// (answering the quick ones itself and handing the others to the request
+/// pool) and writes what the socket would not take at once; replies,
+/// output and events are queued in `queue`, bounded in bytes. Nothing the
+/// app does waits for the client.
 final class ClientConnection: Sendable {
     /// Requests worked on at once; more are refused with `busy`.
     static let maxConcurrentRequests = 16
 
     let core: ServerCore
-    private let fd: Int32
-    private let queue: OutboundQueue
-    /// Whether `fd` is still open: close() must not shut down a number the
-    /// reader has closed and the system has handed to someone else.
-    private let fdOpen = Mutex(true)
-    private let threads = Mutex<(reader: ServerThread, writer: ServerThread)?>(nil)
+    let fd: Int32
+    let queue: OutboundQueue
     /// Requests in progress by id; a cancelled one is removed at once.
     private let requests = Mutex<[RequestID: RequestToken]>([:])
     private let runningWorkers = Atomic<Int>(0)
+    /// The client closed its side (read end of file): no more requests.
+    private let ended = Atomic<Bool>(false)
 
     init(fd: Int32, core: ServerCore) {
         self.fd = fd
         self.core = core
-        queue = OutboundQueue(limit: core.options.queueLimit)
+        queue = OutboundQueue(fd: fd, budget: core.queueBudget, wake: { [core] in core.wakePoller() })
     }
 
     var maxMessageBytes: Int { core.options.maxMessageBytes }
 
     // MARK: lifecycle
 
-    /// Starts the writer, then the reader; false when the system refuses a thread.
-    func start() -> Bool {
-        guard let writer = ServerThread.start({ [self] in writeLoop() }) else { return false }
-        // The reader may finish at once; it looks for the writer in `threads`.
-        let started = threads.withLock { slot -> Bool in
-            guard let reader = ServerThread.start({ [self] in readLoop() }) else { return false }
-            slot = (reader, writer)
-            return true
-        }
-        if !started {
-            queue.close()
-            writer.join()
-        }
-        return started
-    }
+    /// Disconnects: the queue stops and frees what it held; the poller
+    /// closes the socket.
+    func close() { queue.close() }
 
-    /// Disconnects: the queue stops and the socket is shut down, which
-    /// wakes the reader (it cleans up) and a writer blocked in send.
-    func close() {
-        queue.close()
-        fdOpen.withLock { open in
-            if open { _ = shutdown(fd, Int32(SHUT_RDWR)) }
-        }
-    }
+    /// Whether the poller should read from the client.
+    var wantsRead: Bool { !ended.load(ordering: .relaxed) }
 
-    /// Waits for the reader thread, which has then released everything.
-    func joinReader() {
-        threads.withLock { $0 }?.reader.join()
-    }
+    /// Whether the poller is done with the client (then it calls `retire`).
+    var isFinished: Bool { queue.isFinished }
 
-    private func readLoop() {
-        var reader = MessageReader(fd: fd, maxBytes: maxMessageBytes)
-        reading: while true {
-            switch reader.next() {
+    /// Reads what the socket holds, on the poller thread, and handles every
+    /// complete request.
+    func readAvailable(_ reader: inout MessageReader, scratch: inout [UInt8]) {
+        while true {
+            switch reader.next(scratch: &scratch) {
             case .message(let line): handle(line)
             case .tooLarge:
                 sendReply(ControlProtocol.error(id: .null, .tooLarge, "a message is longer than the limit of \(maxMessageBytes) bytes; it was skipped"))
-            case .timedOut: continue
-            case .end: break reading
-            }
-        }
-        // The client closed its side: what is queued still goes out.
-        queue.close(drain: true)
-        threads.withLock { $0 }?.writer.join()
-        core.router.removeAll(of: self)
-        requests.withLock { $0.removeAll() }
-        fdOpen.withLock { open in
-            open = false
-            Glibc.close(fd)
-        }
-        // stop() joins the readers of the clients it took; the others are on their own.
-        if core.remove(self) { pthread_detach(pthread_self()) }
-    }
-
-    private func writeLoop() {
-        while let bytes = queue.pop() {
-            guard UnixSocket.sendAll(fd, bytes) else {
-                close()
+            case .timedOut: return // nothing more for now
+            case .end:
+                // The client closed its side: what is queued still goes out.
+                ended.store(true, ordering: .relaxed)
+                queue.drain()
                 return
             }
         }
+    }
+
+    /// The poller's last word: the descriptor is closed and the client forgotten.
+    func retire() {
+        queue.descriptorClosed()
+        Glibc.close(fd)
+        core.router.removeAll(of: self)
+        requests.withLock { $0.removeAll() }
     }
 
     // MARK: requests
@@ -149,7 +121,9 @@ final class ClientConnection: Sendable {
             return
         }
         let started = WorkerPool.shared.run { [self] in
+            let call = core.running.begin(request, host: host)
             let result = Result { () throws(MethodError) -> JSON in try perform(request, token) }
+            core.running.end(call)
             // Counted out before the response goes, so a client that sends
             // its next request on reading it is not refused.
             runningWorkers.subtract(1, ordering: .relaxed)
@@ -231,9 +205,8 @@ final class ClientConnection: Sendable {
     }
 
     private func push(_ bytes: [UInt8], _ kind: OutboundQueue.Kind) {
-        if queue.push(bytes + [UInt8(ascii: "\n")], kind) == .overflow {
-            // Full of replies it does not read: holding more would only grow the app.
-            close()
-        }
+        // .overflow: the queue closed itself (over budget, or the socket
+        // failed) and woke the poller, which disconnects the client.
+        _ = queue.push(bytes + [UInt8(ascii: "\n")], kind)
     }
 }

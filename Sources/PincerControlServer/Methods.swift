@@ -26,14 +26,17 @@ extension ClientConnection {
     }
 
     private func hello() -> JSON {
-        .object([
+        var fields: [(String, JSON)] = [
             ("protocol", .int(Int64(ControlProtocol.version))),
             ("app", .object([("name", .string(core.options.appName)), ("pid", .int(Int64(getpid())))])),
             ("pincer", .string(Shell.version)), ("abi", .string(Host.abiVersion)),
             ("methods", .array(ControlProtocol.Method.allCases.map { .string($0.rawValue) })),
             ("max_message_bytes", .int(Int64(core.options.maxMessageBytes))),
             ("allow_changes", .bool(core.options.allowChanges)),
-        ])
+            ("socket", .string(core.socketPath)),
+        ]
+        if let warning = core.directoryWarning { fields.append(("socket_warning", .string(warning))) }
+        return .object(fields)
     }
 
     private func describe() -> JSON {

@@ -8,6 +8,7 @@ import Glibc
 struct ControlSocket: Sendable {
     let path: String
     private let stopServer: @Sendable () -> Void
+    private let running: @Sendable () -> [CallInProgress]
 
     /// Binds <socket directory>/<pid>.sock for `host`.
     static func start(host: Host, options: PincerOptions) throws(PincerError) -> ControlSocket {
@@ -16,11 +17,14 @@ struct ControlSocket: Sendable {
         control.allowChanges = options.allowChanges
         do {
             let server = try ControlServer(host: host, options: control)
-            return ControlSocket(path: server.socketPath, stopServer: { server.stop() })
+            return ControlSocket(path: server.socketPath, stopServer: { server.stop() }, running: { server.callsInProgress })
         } catch {
             throw PincerError(.controlSocket, "cannot start the control socket: \(error.description)")
         }
     }
+
+    /// Requests of clients still running in a plugin.
+    var callsInProgress: [CallInProgress] { running() }
 
     /// Stops the server and makes sure the socket file is gone.
     func stop() {

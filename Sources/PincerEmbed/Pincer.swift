@@ -2,6 +2,7 @@
 // control socket `pincer attach` uses) once, and reach the built-in
 // services through typed wrappers over their C tables.
 import CPincerSDK
+import PincerControl
 @_exported import PincerHost
 import Synchronization
 #if canImport(Glibc)
@@ -26,7 +27,11 @@ import Glibc
 /// **Stopping** stops the control server and removes its socket, stops a
 /// location route playing in this process, ends the subscriptions made
 /// through the wrappers, and shuts the host down (each plugin's shutdown
-/// runs once). Stopping twice, or stopping an instance that is no longer
+/// runs once). Stopping is bounded by `PincerOptions.stopTimeout`: a plugin
+/// call that is still running then (a command stuck on a pipe) is abandoned,
+/// named in the returned `StopReport` and logged as a warning, and stop
+/// returns so the app can exit; the abandoned call's thread and the
+/// shutdowns behind it finish on their own if they ever do. Stopping twice, or stopping an instance that is no longer
 /// the running one, does nothing. After stop, the wrappers of the stopped
 /// instance read as "off" (defaults, nil, text unchanged) and their changes
 /// throw `.stopped`; `host` must not be used.
@@ -108,17 +113,62 @@ public final class Pincer: Sendable {
         }
     }
 
-    /// Stops the running instance, if any.
-    public static func stop() { stop(only: nil) }
+    /// Stops the running instance, if any, within its `stopTimeout`.
+    @discardableResult
+    public static func stop() -> StopReport { stop(only: nil, timeout: nil) }
 
     /// Stops this instance if it is the running one; otherwise does nothing.
-    public func stop() { Pincer.stop(only: self) }
+    @discardableResult
+    public func stop() -> StopReport { Pincer.stop(only: self, timeout: nil) }
 
-    private static func stop(only instance: Pincer?) {
+    /// Stops the running instance, waiting at most `timeout` for its plugins.
+    @discardableResult
+    public static func stop(timeout: Duration) -> StopReport { stop(only: nil, timeout: timeout) }
+
+    private static func stop(only instance: Pincer?, timeout: Duration?) -> StopReport {
         lifecycle.withLock { _ in
-            guard let running = current, instance == nil || instance === running else { return }
-            running.shutDown()
+            guard let running = current, instance == nil || instance === running else { return StopReport(abandoned: [], shutdownFinished: true, timeout: .zero) }
+            let report = running.shutDown(within: timeout ?? running.options.stopTimeout)
             Pincer.running.withLock { $0 = nil }
+            return report
+        }
+    }
+
+    /// What stopping left behind.
+    public struct StopReport: Sendable, CustomStringConvertible {
+        /// A call into a plugin still running when stop gave up waiting.
+        public struct AbandonedCall: Sendable, Equatable {
+            /// The plugin's id, when known ("com.example.stuck").
+            public let pluginID: String?
+            /// What runs, as the control socket received it: "invoke stuck.wait".
+            public let what: String
+            /// How long it had been running.
+            public let milliseconds: Int64
+        }
+
+        /// Calls that were abandoned (known ones: those of control-socket
+        /// clients). Empty when everything stopped in time.
+        public let abandoned: [AbandonedCall]
+        /// Whether every plugin's shutdown ran within the bound.
+        public let shutdownFinished: Bool
+        /// The bound that applied.
+        public let timeout: Duration
+
+        /// Everything stopped within the bound; nothing was abandoned.
+        public var isClean: Bool { shutdownFinished && abandoned.isEmpty }
+
+        public var description: String {
+            if isClean { return "stopped" }
+            let ms = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+            var text = "stopped, but the plugins did not finish within \(ms) ms"
+            if abandoned.isEmpty {
+                text += "; a call into a plugin is still running (one the app made itself: no control-socket request is), so its shutdown is abandoned"
+            } else {
+                text += "; abandoned: " + abandoned.map { c in
+                    "\(c.what)\(c.pluginID.map { " (plugin \($0))" } ?? "") running for \(c.milliseconds) ms"
+                }.joined(separator: "; ")
+            }
+            return text
         }
     }
 
@@ -158,16 +208,48 @@ public final class Pincer: Sendable {
         socketPath = control?.path
     }
 
-    /// Stops everything, in the order that keeps each step safe.
-    private func shutDown() {
-        guard lifetime.isRunning else { return }
-        // No client can reach the host any more, and the socket is gone.
+    /// Stops everything, in the order that keeps each step safe, waiting
+    /// for the plugins at most `timeout`.
+    private func shutDown(within timeout: Duration) -> StopReport {
+        guard lifetime.isRunning else { return StopReport(abandoned: [], shutdownFinished: true, timeout: timeout) }
+        // No client can reach the host any more, and the socket is gone
+        // (this never waits for a plugin: requests still running are dropped).
         control?.stop()
-        // A route's playback thread must not outlive the host.
-        if let (t, c) = location.service.ifAvailable { _ = t.pointee.stop!(c) }
-        // Wrappers answer "off" from now on; their subscriptions end.
+        // The rest calls into plugins, which wait for a call that is stuck
+        // (each plugin's calls are serialised): on a thread of its own.
+        let done = ConditionLock()
+        let finished = Mutex(false)
+        let location = self.location, lifetime = self.lifetime, host = self.host
+        let steps: @Sendable () -> Void = {
+            // A route's playback thread must not outlive the host.
+            if let (t, c) = location.service.ifAvailable { _ = t.pointee.stop!(c) }
+            // Wrappers answer "off" from now on; their subscriptions end.
+            lifetime.end()
+            host.shutdown()
+            done.withLock {
+                finished.withLock { $0 = true }
+                done.broadcast()
+            }
+        }
+        if !DetachedThread.start(steps) { steps() }
+        let deadline = ContinuousClock.now + timeout
+        let inTime = done.withLock { () -> Bool in
+            while !finished.withLock({ $0 }) {
+                let left = deadline - ContinuousClock.now
+                if left <= .zero { return false }
+                _ = done.wait(milliseconds: Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1)
+            }
+            return true
+        }
+        if inTime { return StopReport(abandoned: [], shutdownFinished: true, timeout: timeout) }
+        // Given up: the wrappers still read as "off".
         lifetime.end()
-        host.shutdown()
+        let abandoned = (control?.callsInProgress ?? []).map {
+            StopReport.AbandonedCall(pluginID: $0.pluginID, what: $0.what, milliseconds: $0.milliseconds)
+        }
+        let report = StopReport(abandoned: abandoned, shutdownFinished: false, timeout: timeout)
+        host.options.logHandler(LogRecord(level: .warning, source: Host.namespace, message: "Pincer.stop: \(report)"))
+        return report
     }
 
     /// Loads every plugin, or with an allow-list only the allowed ones.
@@ -207,5 +289,29 @@ public final class Pincer: Sendable {
             let path = Pincer.running.withLockIfAvailable { $0?.socketPath } ?? nil
             if let path { unlink(path) }
         }
+    }
+}
+
+/// A thread nobody joins, for the part of stopping that may never end.
+enum DetachedThread {
+    private final class Work {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    /// false when the system refuses a thread.
+    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let work = Unmanaged.passRetained(Work(body)).toOpaque()
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { raw in
+            Unmanaged<Work>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, work)
+        guard rc == 0 else {
+            Unmanaged<Work>.fromOpaque(work).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
     }
 }

@@ -46,6 +46,9 @@ public struct PincerOptions: Sendable {
     /// The socket's directory. nil: $XDG_RUNTIME_DIR/pincer, else /tmp/pincer-<uid>
     /// (where `pincer ps` looks). Created 0700 if missing.
     public var socketDirectory: String?
+    /// How long `Pincer.stop()` waits for the plugins (a call still running,
+    /// then their shutdown) before it abandons what is left and returns. Default 5 s.
+    public var stopTimeout: Duration = .seconds(5)
     /// Receives the host's log lines. nil: warnings and errors go to standard error.
     /// Not compared by `Pincer.start` (a closure has no identity to compare).
     public var logHandler: (@Sendable (LogRecord) -> Void)?
@@ -63,6 +66,7 @@ public struct PincerOptions: Sendable {
         if controlSocket != other.controlSocket { names.append("controlSocket") }
         if allowChanges != other.allowChanges { names.append("allowChanges") }
         if socketDirectory != other.socketDirectory { names.append("socketDirectory") }
+        if stopTimeout != other.stopTimeout { names.append("stopTimeout") }
         return names
     }
 
@@ -76,6 +80,7 @@ public struct PincerOptions: Sendable {
             throw PincerError(.invalidOptions, "PincerOptions.allowedPlugins: '\(bad)' is not a plugin short name or id")
         }
         if stateDirectory?.isEmpty == true { throw PincerError(.invalidOptions, "PincerOptions.stateDirectory is empty (nil means the default)") }
+        if stopTimeout < .zero { throw PincerError(.invalidOptions, "PincerOptions.stopTimeout is negative") }
         if socketDirectory?.isEmpty == true { throw PincerError(.invalidOptions, "PincerOptions.socketDirectory is empty (nil means the default)") }
     }
 

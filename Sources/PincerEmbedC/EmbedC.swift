@@ -136,8 +136,20 @@ public func embedSocketPath(_ embed: OpaquePointer?) -> UnsafePointer<CChar>? {
 
 @_cdecl("pincer_embed_stop")
 public func embedStop(_ embed: OpaquePointer?) -> pincer_status_t {
-    EmbedHandle.from(embed)?.pincer.stop()
-    return PINCER_OK
+    guard let pincer = EmbedHandle.from(embed)?.pincer else { return PINCER_OK }
+    return stopped(pincer, pincer.stop(), "pincer_embed_stop")
+}
+
+@_cdecl("pincer_embed_stop_within")
+public func embedStopWithin(_ embed: OpaquePointer?, _ milliseconds: UInt32) -> pincer_status_t {
+    guard let pincer = EmbedHandle.from(embed)?.pincer else { return PINCER_OK }
+    guard Pincer.current === pincer else { return PINCER_OK }
+    return stopped(pincer, Pincer.stop(timeout: .milliseconds(Int64(milliseconds))), "pincer_embed_stop_within")
+}
+
+/// PINCER_OK, or PINCER_FAILED with the report when calls were abandoned (Pincer is stopped either way).
+private func stopped(_ pincer: Pincer, _ report: Pincer.StopReport, _ function: String) -> pincer_status_t {
+    report.isClean ? PINCER_OK : LastError.fail(PINCER_FAILED, "\(function): \(report)")
 }
 
 @_cdecl("pincer_embed_last_error")

@@ -11,7 +11,8 @@ extension Shell {
     static let psDetails = """
         Apps that embed pincer open a socket in $XDG_RUNTIME_DIR/pincer (else
         /tmp/pincer-<uid>). ps asks each for its name; one that does not answer
-        within a second is shown with name "?" and the error.
+        within a second is shown with name "?" and the error. Sockets left by
+        apps that are gone (killed before they could remove them) are removed.
         --json: [{"pid","name","socket","protocol"}], with "error" for an app that did not answer.
         Exit codes: 0 (also when no app runs), 1 the runtime directory is not private.
         """
@@ -54,7 +55,7 @@ extension Shell {
             if options.json { emit(.array([])) } else { console.out("No attachable apps (no \(RuntimeDirectory.path(environment: environment))).\n") }
             return .ok
         }
-        let apps = RuntimeDirectory.sockets(in: directory).map { AppProbe.probe(pid: $0.pid, socket: $0.path) }
+        let apps = RuntimeDirectory.sockets(in: directory, removingStale: true).map { AppProbe.probe(pid: $0.pid, socket: $0.path) }
         if options.json {
             emit(.array(apps.map(\.json)))
             return .ok

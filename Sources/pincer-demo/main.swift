@@ -16,6 +16,56 @@ import FoundationNetworking
 import PincerEmbed
 import Synchronization
 
+// SIGINT and SIGTERM are handled from the first instant: the first thing
+// the app does is install a handler (on any thread it lands on, it only
+// writes a byte to a pipe), and a thread of its own turns that byte into a
+// stop. (Before, SIG_IGN was set until a dispatch source was ready, and a
+// signal sent in between was lost.) A stop asked for while the app starts
+// ends it as soon as it has started, through the same cleanup.
+let signalPipe: (read: Int32, write: Int32) = {
+    var fds: [Int32] = [-1, -1]
+    guard pipe(&fds) == 0 else { return (-1, -1) }
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    return (fds[0], fds[1])
+}()
+/// The handler's only state: a plain integer, safe to read in a signal handler.
+let signalWriteFD: Int32 = signalPipe.write
+
+let handlersInstalled: Bool = {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { _ in
+        var byte: UInt8 = 1
+        _ = write(signalWriteFD, &byte, 1) // async-signal-safe
+    }
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = Int32(SA_RESTART)
+    return sigaction(SIGINT, &action, nil) == 0 && sigaction(SIGTERM, &action, nil) == 0
+}()
+
+/// What a signal does: set once the tick loop runs; until then the request is remembered.
+let stopRequested = Atomic<Bool>(false)
+let stopAction = Mutex<(@Sendable () -> Void)?>(nil)
+
+func requestStop() {
+    stopRequested.store(true, ordering: .releasing)
+    stopAction.withLock { $0 }?()
+}
+
+/// Turns the handler's bytes into stops, on a thread of its own, for as long as the app runs.
+func startSignalThread() {
+    var thread = pthread_t()
+    let rc = pthread_create(&thread, nil, { _ in
+        var byte: UInt8 = 0
+        while true {
+            let n = read(signalPipe.read, &byte, 1)
+            if n == 1 { requestStop() } else if n < 0 && errno == EINTR { continue } else { return nil }
+        }
+    }, nil)
+    if rc == 0 { pthread_detach(thread) }
+}
+if !handlersInstalled { FileHandle.standardError.write(Data("pincer-demo: cannot install the SIGINT/SIGTERM handler\n".utf8)) }
+startSignalThread()
+
 /// One line on standard output, written at once (lines from the location
 /// thread never interleave with tick lines, and a pipe sees each line as it
 /// is printed).
@@ -171,7 +221,7 @@ let fixes = try? pincer.location.subscribe { fix in
 
 let loop = Task {
     var n = 0
-    while !Task.isCancelled {
+    while !Task.isCancelled && !stopRequested.load(ordering: .acquiring) {
         n += 1
         say(await demo.tick(n))
         if let ticks = arguments.ticks, n >= ticks { break }
@@ -179,14 +229,10 @@ let loop = Task {
     }
 }
 
-// SIGINT and SIGTERM end the loop; cleanup below runs either way.
-let signals = [SIGINT, SIGTERM].map { number in
-    signal(number, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-    source.setEventHandler { loop.cancel() }
-    source.resume()
-    return source
-}
+// SIGINT and SIGTERM end the loop (a stop asked for before now is seen by
+// the loop's first check); cleanup below runs either way.
+stopAction.withLock { $0 = { loop.cancel() } }
+if stopRequested.load(ordering: .acquiring) { loop.cancel() }
 
 await loop.value
 if let fixes { pincer.location.unsubscribe(fixes) }
@@ -194,6 +240,5 @@ PincerNetworkCapture.stopCapturing(configuration) // before the logger goes away
 demo.session.finishTasksAndInvalidate() // no task runs now; cancelling could race a completion
 Pincer.stop() // control socket removed, plugins shut down
 server.stop()
-signals.forEach { $0.cancel() }
 say("pincer-demo: stopped")
 exit(0)

@@ -154,6 +154,58 @@ final class AttachDemoTests: XCTestCase {
 
 /// Lines of a pipe, read on a thread of their own, so a test can wait for
 /// the next one with a deadline instead of hanging.
+extension AttachDemoTests {
+    /// A signal sent the moment the socket appears is never lost: 30 demos,
+    /// each sent SIGTERM as soon as its socket exists, all exit 0 and leave
+    /// no socket. Before, SIGTERM was ignored (SIG_IGN) until the signal
+    /// source was ready: 4 of 30 went unheard and those demos ran on.
+    func testSIGTERMRightAfterTheSocketAppearsAlwaysStopsTheDemo() throws {
+        let directory = Fixture.temporaryDirectory("pincer-demo-signals") + "/pincer"
+        var outcomes: [String] = []
+        for _ in 0..<30 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Fixture.buildDirectory + "/pincer-demo")
+            process.arguments = ["--interval", "0.1", "--socket-dir", directory, "--state-dir", state]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let socket = "\(directory)/\(process.processIdentifier).sock"
+            var st = stat()
+            let appeared = Date().addingTimeInterval(20)
+            while lstat(socket, &st) != 0 && process.isRunning && Date() < appeared { usleep(200) }
+            XCTAssertEqual(lstat(socket, &st), 0, "the socket appeared")
+            kill(process.processIdentifier, SIGTERM)
+            let exited = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < exited { usleep(5_000) }
+            if process.isRunning {
+                outcomes.append("still running")
+                kill(process.processIdentifier, SIGKILL)
+            }
+            process.waitUntilExit()
+            if process.terminationReason == .exit && process.terminationStatus == 0 { outcomes.append("ok") }
+            else { outcomes.append("\(process.terminationReason == .exit ? "exit" : "signal") \(process.terminationStatus)") }
+            if lstat(socket, &st) == 0 { outcomes.append("socket left") }
+        }
+        XCTAssertEqual(outcomes, Array(repeating: "ok", count: 30))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory), [], "no socket is left")
+    }
+
+    /// `pincer ps` removes the socket of a demo killed with SIGKILL (which
+    /// can run no code to remove it).
+    func testPsRemovesTheSocketOfAKilledDemo() throws {
+        let socket = "\(runtime)/pincer/\(pid).sock"
+        var st = stat()
+        XCTAssertEqual(lstat(socket, &st), 0)
+        kill(pid, SIGKILL)
+        demo?.waitUntilExit()
+        XCTAssertEqual(lstat(socket, &st), 0, "left behind by SIGKILL")
+        let ps = try pincer("ps", "--json")
+        XCTAssertEqual(ps.status, 0, ps.stderr)
+        XCTAssertEqual(ps.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "[]")
+        XCTAssertNotEqual(lstat(socket, &st), 0, "ps removed it")
+    }
+}
+
 final class AsyncLines: @unchecked Sendable {
     private let condition = NSCondition()
     private var lines: [String] = []

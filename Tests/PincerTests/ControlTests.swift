@@ -349,7 +349,8 @@ final class ControlTests: XCTestCase {
     }
 
     func testASlowReaderLosesEventsNotTheApp() throws {
-        let server = try startServer { $0.queueLimit = 8 }
+        // A queue of a few events' bytes (the budget never goes below one message).
+        let server = try startServer { $0.maxMessageBytes = 4096; $0.queueBytes = 8 * 400 }
         let raw = try RawControlConnection(server.socketPath)
         raw.send(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"topics":["load.*"]}}"#)
         XCTAssertNotNil(try raw.nextResponse()["result"])
@@ -410,7 +411,7 @@ final class ControlTests: XCTestCase {
     }
 
     func testAClientThatDoesNotReadItsRepliesIsDisconnected() throws {
-        let server = try startServer { $0.queueLimit = 4 }
+        let server = try startServer { $0.maxMessageBytes = 128 << 10; $0.queueBytes = 256 << 10 }
         let raw = try RawControlConnection(server.socketPath)
         let big = String(repeating: "b", count: 60_000)
         // Requests whose responses it never reads, until the queue overflows.
@@ -422,6 +423,136 @@ final class ControlTests: XCTestCase {
         XCTAssertEqual(server.clientCount, 0)
         // The server goes on serving others.
         XCTAssertEqual(try client(server).hello()["protocol"], .int(1))
+    }
+
+    /// The queue is budgeted in bytes: a client that sends requests with
+    /// large replies and never reads is disconnected once its replies pass
+    /// the budget (4 MiB), the app's memory stays bounded, and the queue is
+    /// freed. Before, the queue counted messages (1,024): these 300 replies
+    /// of 512 KiB were all kept (the app grew by the 150 MiB) and the
+    /// client stayed connected.
+    func testRepliesNobodyReadsAreBudgetedInBytes() throws {
+        let server = try startServer()
+        XCTAssertEqual(ControlProtocol.queueBytes, 4 << 20)
+        let before = residentBytes()
+        let raw = try RawControlConnection(server.socketPath)
+        let big = String(repeating: "b", count: 512 << 10)
+        let request = Array((#"{"jsonrpc":"2.0","id":1,"method":"invoke","params":{"command":"devopts.echo","arguments":[""# + big + "\"]}}\n").utf8)
+        var sent = 0, peakQueued = 0, peakResident = before
+        while sent < 300 && server.clientCount == 1 && UnixSocket.sendAll(raw.fd, request) {
+            sent += 1
+            // Paced under the 16 requests in progress a connection may have.
+            if sent % 4 == 0 { usleep(20_000) }
+            peakQueued = max(peakQueued, server.queuedBytes)
+            peakResident = max(peakResident, residentBytes())
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while server.clientCount > 0 && Date() < deadline { usleep(20_000) }
+        XCTAssertEqual(server.clientCount, 0, "disconnected after \(sent) requests")
+        XCTAssertLessThan(sent, 300)
+        XCTAssertLessThanOrEqual(peakQueued, ControlProtocol.queueBytes, "the queue stays within its budget")
+        XCTAssertEqual(server.queuedBytes, 0)
+        XCTAssertLessThan(peakResident - before, 96 << 20, "the app grew by \((peakResident - before) >> 20) MiB")
+        XCTAssertLessThan(residentBytes() - before, 64 << 20, "kept \((residentBytes() - before) >> 20) MiB after the client left")
+        XCTAssertEqual(try client(server).hello()["protocol"], .int(1))
+    }
+
+    /// One thread serves every connection: 1,000 idle clients add no
+    /// threads (before: two each, 2,000), and a burst of 200 connects made
+    /// without waiting is all accepted (before: the backlog of 64 overflowed
+    /// while the accept thread started threads, and connects failed with EAGAIN).
+    func testIdleClientsCostNoThreadsAndABurstOfConnectsFits() throws {
+        let server = try startServer()
+        XCTAssertEqual(try client(server).hello()["protocol"], .int(1))
+        let threadsBefore = threadCount()
+        var idle: [Int32] = []
+        defer { idle.forEach { close($0) } }
+        for _ in 0..<1000 {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            XCTAssertEqual(UnixSocket.withSockaddr(UnixSocket.address(server.socketPath)!) { connect(fd, $0, $1) }, 0)
+            idle.append(fd)
+        }
+        var deadline = Date().addingTimeInterval(20)
+        while server.clientCount < 1000 && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(server.clientCount, 1000)
+        XCTAssertLessThan(threadCount() - threadsBefore, 8, "threads for 1,000 idle clients")
+        // 200 connects at once, none waiting for the server.
+        var burst: [Int32] = []
+        defer { burst.forEach { close($0) } }
+        var refused = 0
+        for _ in 0..<200 {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            if UnixSocket.withSockaddr(UnixSocket.address(server.socketPath)!, { connect(fd, $0, $1) }) != 0 { refused += 1 }
+            burst.append(fd)
+        }
+        XCTAssertEqual(refused, 0, "connects refused in a burst of 200")
+        deadline = Date().addingTimeInterval(20)
+        while server.clientCount < 1200 && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(server.clientCount, 1200)
+        // Every idle client is still served.
+        let last = idle[999]
+        XCTAssertTrue(UnixSocket.sendAll(last, Array("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"hello\"}\n".utf8)))
+        UnixSocket.setTimeout(last, milliseconds: 20_000)
+        var reader = MessageReader(fd: last, maxBytes: 1 << 20)
+        guard case .message(let line) = reader.next() else { return XCTFail("no answer to hello") }
+        XCTAssertEqual(try JSON.parse(bytes: line)["id"], .int(7))
+        for fd in idle + burst { close(fd) }
+        idle = []
+        burst = []
+        deadline = Date().addingTimeInterval(20)
+        while server.clientCount > 0 && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(server.clientCount, 0)
+    }
+
+    /// A default directory planted by another user is refused and the app
+    /// still starts, in a private directory it reports (warning and hello).
+    /// Before, the server failed to start.
+    func testAPlantedDirectoryIsRefusedAndTheAppStillStarts() throws {
+        guard geteuid() == 0 else { throw XCTSkip("needs root to make a directory of another user") }
+        let xdg = Fixture.temporaryDirectory("pincer-ctl-planted")
+        let planted = xdg + "/pincer"
+        XCTAssertEqual(mkdir(planted, 0o777), 0)
+        XCTAssertEqual(chown(planted, 65534, 65534), 0)
+        let saved = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
+        setenv("XDG_RUNTIME_DIR", xdg, 1)
+        defer { if let saved { setenv("XDG_RUNTIME_DIR", saved, 1) } else { unsetenv("XDG_RUNTIME_DIR") } }
+        let server = try ControlServer(host: host, options: ControlOptions(appName: "Planted"))
+        servers.append(server)
+        XCTAssertFalse(server.socketPath.hasPrefix(planted), server.socketPath)
+        XCTAssertTrue(server.socketPath.hasPrefix("/tmp/pincer-\(geteuid())-"), server.socketPath)
+        let fallback = String(server.socketPath[..<server.socketPath.lastIndex(of: "/")!])
+        var st = stat()
+        XCTAssertEqual(lstat(fallback, &st), 0)
+        XCTAssertEqual(st.st_uid, geteuid())
+        XCTAssertEqual(st.st_mode & 0o777, 0o700)
+        let warning = try XCTUnwrap(server.directoryWarning)
+        XCTAssertTrue(warning.contains("\(planted) belongs to uid 65534"), warning)
+        XCTAssertTrue(warning.contains(fallback), warning)
+        let hello = try client(server).hello()
+        XCTAssertEqual(hello["socket"], .string(server.socketPath))
+        XCTAssertEqual(hello["socket_warning"], .string(warning))
+        // Nothing was put in the planted directory, and stop removes the private one.
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: planted), [])
+        server.stop()
+        XCTAssertNotEqual(lstat(fallback, &st), 0)
+    }
+
+    /// `pincer ps` removes the socket of an app that is gone (killed
+    /// before it could), and leaves a live one.
+    func testPsRemovesSocketsOfAppsThatAreGone() throws {
+        let server = try startServer()
+        // A socket bound by a process that then died with SIGKILL.
+        let child = try Fixture.run("/bin/sh", ["-c", "echo $$"])
+        let deadPID = try XCTUnwrap(pid_t(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let stale = RuntimeDirectory.socketPath(in: directory, pid: deadPID)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertEqual(UnixSocket.withSockaddr(UnixSocket.address(stale)!) { bind(fd, $0, $1) }, 0)
+        close(fd)
+        let listed = try JSON.parse(try Fixture.run(Fixture.pincer, ["ps", "--json"], environment: pincerEnvironment()).stdout)
+        XCTAssertEqual(listed.arrayValue?.compactMap { $0["socket"]?.stringValue }, [server.socketPath])
+        var st = stat()
+        XCTAssertNotEqual(lstat(stale, &st), 0, "the stale socket is gone")
+        XCTAssertEqual(lstat(server.socketPath, &st), 0, "the live one stays")
     }
 
     func testManyClientsAtOnce() throws {
@@ -720,6 +851,18 @@ final class NotificationLog: @unchecked Sendable {
 }
 
 /// A connection without the client: raw lines both ways.
+/// This process's resident set, from /proc/self/statm.
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+}
+
+/// This process's threads, from /proc/self/task.
+func threadCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+}
+
 final class RawControlConnection {
     let fd: Int32
     private var reader: MessageReader

@@ -1,7 +1,9 @@
 import Foundation
 import XCTest
 import CPincerSDK
+import PincerControl
 import PincerEmbed
+import Synchronization
 
 /// Embedding: the Swift API in-process with the built-in plugins of the
 /// build directory, the C API from a real C program linked against
@@ -347,6 +349,125 @@ final class EmbedTests: XCTestCase {
         XCTAssertNotNil(try pincer.requireService(id: PINCER_SERVERS_SERVICE_ID))
     }
 
+    // MARK: stopping while a plugin is stuck
+
+    /// A FIFO nobody writes to yet, and the stuck fixture plugin.
+    func stuckFixture() throws -> (plugin: String, fifo: String) {
+        let plugin = try Fixture.buildPlugin("stuck", into: Fixture.temporaryDirectory("pincer-embed-stuck"))
+        // Resolved, as /proc/<pid>/fd shows it.
+        let directory = URL(fileURLWithPath: Fixture.temporaryDirectory("pincer-embed-fifo")).resolvingSymlinksInPath().path
+        let fifo = directory + "/pipe"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        return (plugin, fifo)
+    }
+
+    /// Lets the stuck call finish: one byte into the FIFO it reads.
+    func release(_ fifo: String) {
+        let fd = open(fifo, O_WRONLY | O_NONBLOCK)
+        XCTAssertGreaterThanOrEqual(fd, 0, "the stuck call no longer has the FIFO open")
+        _ = write(fd, "x", 1)
+        close(fd)
+    }
+
+    /// Invokes stuck.wait over the socket and waits until the plugin is
+    /// inside it (process `pid` has the FIFO open).
+    func invokeStuck(socket: String, fifo: String, pid: pid_t = getpid()) throws -> ControlClient {
+        let client = try ControlClient(path: socket, timeoutMilliseconds: 20_000)
+        _ = try client.send(.invoke, .object([("command", .string("stuck.wait")), ("arguments", .array([.string(fifo)]))]))
+        let deadline = Date().addingTimeInterval(10)
+        while !Self.hasOpen(fifo, pid: pid) && Date() < deadline { usleep(10_000) }
+        XCTAssertTrue(Self.hasOpen(fifo, pid: pid), "the command did not start")
+        return client
+    }
+
+    /// Whether process `pid` has `path` open (/proc/<pid>/fd).
+    static func hasOpen(_ path: String, pid: pid_t) -> Bool {
+        let directory = "/proc/\(pid)/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return entries.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)")) == path }
+    }
+
+    /// Stopping while a plugin command is stuck (blocked on a pipe, called
+    /// over the control socket) returns within the bound and names the
+    /// abandoned call: plugin, command, how long. Before, stop waited for the
+    /// plugin's shutdown, serialised behind the stuck call: forever.
+    func testStopIsBoundedWhileAPluginCommandIsStuck() throws {
+        let (plugin, fifo) = try stuckFixture()
+        let warnings = Mutex<[String]>([])
+        var o = options()
+        o.pluginPaths = [plugin]
+        o.stopTimeout = .milliseconds(500)
+        o.logHandler = { record in if record.level >= .warning { warnings.withLock { $0.append(record.message) } } }
+        let pincer = try Pincer.start(o)
+        let socket = try XCTUnwrap(pincer.socketPath)
+        let client = try invokeStuck(socket: socket, fifo: fifo)
+        defer { client.close() }
+        usleep(200_000)
+
+        let started = ContinuousClock.now
+        let report = Pincer.stop()
+        let took = ContinuousClock.now - started
+        XCTAssertGreaterThanOrEqual(took, .milliseconds(500))
+        XCTAssertLessThan(took, .seconds(3), "stop returned after \(took)")
+        XCTAssertFalse(report.isClean)
+        XCTAssertFalse(report.shutdownFinished)
+        XCTAssertEqual(report.abandoned.map(\.what), ["invoke stuck.wait"])
+        XCTAssertEqual(report.abandoned.first?.pluginID, "com.example.stuck")
+        XCTAssertGreaterThanOrEqual(report.abandoned.first?.milliseconds ?? 0, 700)
+        XCTAssertTrue(report.description.contains("invoke stuck.wait (plugin com.example.stuck) running for "), report.description)
+        XCTAssertEqual(warnings.withLock { $0 }.filter { $0.contains("stuck.wait") }.count, 1, "\(warnings.withLock { $0 })")
+        XCTAssertFalse(pincer.isRunning)
+        XCTAssertNil(Pincer.current)
+        XCTAssertNil(Self.mode(socket), "the socket is removed")
+
+        // The call finishes once released; the abandoned shutdown then runs.
+        release(fifo)
+        // A new instance starts meanwhile, and stops cleanly.
+        var again = options()
+        again.pluginPaths = [plugin]
+        let second = try Pincer.start(again)
+        XCTAssertTrue(second.isRunning)
+        XCTAssertTrue(Pincer.stop().isClean)
+    }
+
+    /// The same from C: pincer_embed_stop_within returns within the bound
+    /// with PINCER_FAILED and a message naming the call, and the process
+    /// exits although the plugin's call never finished.
+    func testCProgramStopsAndExitsWhileAPluginCommandIsStuck() throws {
+        let (plugin, fifo) = try stuckFixture()
+        let bin = Fixture.buildDirectory
+        let program = Fixture.temporaryDirectory("pincer-embed-c") + "/embed_stuck"
+        let cc = try Fixture.run("/usr/bin/cc", ["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I", Fixture.sdkInclude,
+                                                 "\(Fixture.packageRoot)/Tests/Fixtures/embed/embed_stuck.c",
+                                                 "-L", bin, "-lpincer-embed", "-Wl,-rpath,\(bin)", "-o", program])
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = [plugin, stateDirectory, socketDirectory, "400"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let lines = EmbedLineReader(output.fileHandleForReading)
+        let socketLine = try XCTUnwrap(lines.next())
+        let socket = String(socketLine.dropFirst("socket ".count))
+        let client = try invokeStuck(socket: socket, fifo: fifo, pid: process.processIdentifier)
+        defer { client.close() }
+
+        let started = Date()
+        input.fileHandleForWriting.write(Data("stop\n".utf8))
+        let stopLine = try XCTUnwrap(lines.next())
+        XCTAssertTrue(stopLine.hasPrefix("stop \(PINCER_FAILED) pincer_embed_stop_within: stopped, but the plugins did not finish within 400 ms; abandoned: invoke stuck.wait (plugin com.example.stuck) running for "), stopLine)
+        let exited = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < exited { usleep(10_000) }
+        XCTAssertFalse(process.isRunning, "the app exits with its plugin call stuck")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertNil(Self.mode(socket), "the socket is removed")
+    }
+
     // MARK: the C API, from a C program
 
     func testCProgramEmbedsThroughLibpincerEmbed() throws {
@@ -357,7 +478,8 @@ final class EmbedTests: XCTestCase {
         XCTAssertEqual(symbols.status, 0, symbols.stderr)
         let exported = symbols.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }
         XCTAssertEqual(exported.filter { $0.hasPrefix("pincer_embed_") }.sorted(),
-                       ["pincer_embed_get_service", "pincer_embed_last_error", "pincer_embed_socket_path", "pincer_embed_start", "pincer_embed_stop"])
+                       ["pincer_embed_get_service", "pincer_embed_last_error", "pincer_embed_socket_path", "pincer_embed_start", "pincer_embed_stop",
+                        "pincer_embed_stop_within"])
 
         let program = Fixture.temporaryDirectory("pincer-embed-c") + "/embed_app"
         let cc = try Fixture.run("/usr/bin/cc", ["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I", Fixture.sdkInclude,

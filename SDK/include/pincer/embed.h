@@ -110,6 +110,19 @@ pincer_status_t pincer_embed_stop(pincer_embed_t *embed);
  * call. Never NULL ("" when nothing failed). [any-thread] */
 const char *pincer_embed_last_error(void);
 
+/* Stopping is bounded (5 s for pincer_embed_stop): a plugin call still
+ * running then, such as a command stuck on a pipe, is abandoned and the
+ * call returns, so the app can exit. Pincer is stopped either way; the
+ * return is then PINCER_FAILED and pincer_embed_last_error() names each
+ * abandoned call (its plugin, its command, how long it ran), as a warning
+ * in the log does. The abandoned call's thread, and the shutdowns behind
+ * it, finish on their own if they ever do. */
+
+/* pincer_embed_stop, waiting at most `milliseconds` for the plugins.
+ * Stopping a handle that is not the running instance, or NULL, does
+ * nothing and returns PINCER_OK. [any-thread] */
+pincer_status_t pincer_embed_stop_within(pincer_embed_t *embed, uint32_t milliseconds);
+
 #ifdef __cplusplus
 }
 #endif
