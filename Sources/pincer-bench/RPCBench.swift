@@ -23,7 +23,7 @@
 //   Each call is timed on its own (CLOCK_MONOTONIC, send to response) and
 //   each kind's rate is its calls over the wall time of its run.
 // - For information, to see where a round trip goes: `hello` sequential over
-//   the same socket (answered on the connection's reader thread: no worker
+//   the same socket (answered on the server's poller thread: no worker
 //   thread, no plugin call), and a line of the request's size bounced over
 //   a socketpair by a second thread (the transport and two wake-ups alone),
 //   and a thread created and joined (what starting one per request would add; the server keeps a pool).
@@ -364,8 +364,8 @@ enum RPCBench {
         return (elapsed, latencies)
     }
 
-    /// `count` `hello` requests, sequential: answered by the connection's
-    /// reader thread itself.
+    /// `count` `hello` requests, sequential: answered by the server's
+    /// poller thread itself.
     @inline(never)
     static func helloCalls(_ client: ControlClient, count: Int) throws(BenchError) -> (UInt64, [UInt64]) {
         var latencies = [UInt64](repeating: 0, count: count)
@@ -496,7 +496,7 @@ extension Report {
         lines.append(line("", f.pipelined.label, f.pipelined, "\(Format.ratio(f.pipelinedRatio)) the sequential rate"))
         lines.append(line("", "info: " + f.parallel.label, f.parallel,
                           "\(Format.ratio(f.parallelRatio)) the sequential rate (each sequential)"))
-        lines.append(line("", "info: " + f.hello.label, f.hello, "answered on the server's reader thread"))
+        lines.append(line("", "info: " + f.hello.label, f.hello, "answered on the server's poller thread"))
         lines.append(line("", "info: " + f.socketpair.label, f.socketpair, "the transport alone"))
         lines.append(line("", "info: " + f.thread.label, f.thread, "what a new thread per request would add (the server keeps a pool)"))
         lines.append(row("", "ratio socket sequential / in-process", Format.ratio(f.sequentialRatio),
