@@ -58,18 +58,21 @@ struct XMLDocument: Sendable {
     var root: XMLElement
 
     static func parse(_ t: SourceText) throws(CatalogError) -> XMLDocument {
-        // UTF-8 for PincerXML (a UTF-16 file is re-encoded) and, for each
-        // byte offset, the scalar offset it falls in.
+        // UTF-8 for PincerXML (a UTF-16 file is re-encoded) and, when some
+        // character takes more than one byte, for each byte offset the
+        // scalar offset it falls in (else the two are the same).
         var bytes: [UInt8] = []
-        var scalarAt: [Int] = []
         bytes.reserveCapacity(t.count + t.count / 4)
-        scalarAt.reserveCapacity(t.count + t.count / 4 + 1)
-        for (k, scalar) in t.s.enumerated() {
-            let before = bytes.count
-            CatalogUTF8.append(scalar.value, to: &bytes)
-            for _ in before..<bytes.count { scalarAt.append(k) }
+        t.appendUTF8(0..<t.count, to: &bytes)
+        var scalarAt: [Int32] = []
+        if bytes.count != t.count {
+            guard t.count < Int(Int32.max) else { throw t.error(at: 0, "the file is larger than \(Int32.max) characters") }
+            scalarAt.reserveCapacity(bytes.count + 1)
+            for (k, scalar) in t.s.enumerated() {
+                for _ in 0..<CatalogUTF8.length(scalar.value) { scalarAt.append(Int32(truncatingIfNeeded: k)) }
+            }
+            scalarAt.append(Int32(truncatingIfNeeded: t.count))
         }
-        scalarAt.append(t.count)
         let document: XMLReader.Document
         do {
             document = try XMLReader.parse(bytes, maximumDepth: maximumDepth, keepText: true, keepSource: true, allowDoctype: true)
@@ -78,11 +81,18 @@ struct XMLDocument: Sendable {
             // CR LF end a line; a column is a character).
             throw CatalogError(line: error.line, column: error.column, message: error.message)
         }
-        return XMLDocument(root: element(document.root, t, scalarAt))
+        return XMLDocument(root: element(document.root, t, Offsets(scalarAt: scalarAt)))
+    }
+
+    /// Byte offset to scalar offset.
+    private struct Offsets {
+        /// Empty when every character is one byte.
+        let scalarAt: [Int32]
+        subscript(_ byte: Int) -> Int { scalarAt.isEmpty ? byte : Int(scalarAt[byte]) }
     }
 
     /// Recursion bounded by `maximumDepth`.
-    private static func element(_ node: XMLReader.Node, _ t: SourceText, _ at: [Int]) -> XMLElement {
+    private static func element(_ node: XMLReader.Node, _ t: SourceText, _ at: Offsets) -> XMLElement {
         func range(_ r: Range<Int>) -> Range<Int> { at[r.lowerBound]..<at[r.upperBound] }
         var children: [XMLNode] = []
         children.reserveCapacity(node.items.count)
