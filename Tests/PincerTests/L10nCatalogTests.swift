@@ -135,6 +135,22 @@ final class L10nCatalogTests: XCTestCase {
         }
     }
 
+    /// XML catalogs are read by PincerXML over UTF-8; a UTF-16 file is
+    /// re-encoded for it and its byte offsets mapped back to characters, so
+    /// positions and the rewrite are those of the file as it is.
+    func testUTF16AndroidCatalogPositionsAndRewrite() throws {
+        let xml = "<resources>\n  <string name=\"größe\">Größe 🎉 &amp; mehr</string>\n  <string name=\"b\">B</string>\n</resources>\n"
+        let bytes = utf16(xml, littleEndian: true)
+        let catalog = try Catalog(bytes: bytes, format: .android, table: "strings")
+        XCTAssertEqual(summary(catalog.strings), ["größe=Größe 🎉 &amp; mehr", "b=B"])
+        XCTAssertEqual([catalog.strings[1].line, catalog.strings[1].column], [3, 20])
+        XCTAssertEqual(catalog.rewritten(locale: "x") { $0.raw }, bytes)
+        XCTAssertEqual(catalog.rewritten(locale: "x", transform: mark), utf16(xml.replacingOccurrences(of: ">Größe 🎉 &amp; mehr<", with: ">[Größe 🎉 &amp; mehr]<")
+            .replacingOccurrences(of: ">B<", with: ">[B]<"), littleEndian: true))
+        XCTAssertEqual(readError(bytes: utf16("<resources>\n  <string name=\"ü\">é</strinG>\n</resources>\n", littleEndian: false), .android)
+            .map { "\($0.line):\($0.column)" }, "2:21")
+    }
+
     func testUTF8ByteOrderMarkIsKeptAndNotAColumn() throws {
         let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("\"k\" = \"v\";\n".utf8)
         let catalog = try Catalog(bytes: bytes, format: .strings, table: "T")
