@@ -80,7 +80,7 @@ let package = Package(
         .target(name: "PincerNetworkCapture", dependencies: ["CPincerSDK", "CCurl"]),
         // Pseudo-localisation (transforms, placeholders, catalogs), a library
         // so tests and the benchmark reach it directly; the plugin is glue.
-        .target(name: "PseudoL10n", dependencies: ["PincerJSON"], path: "Plugins/PseudoLocalization/Core"),
+        .target(name: "PseudoL10n", dependencies: ["PincerJSON", "PincerXML"], path: "Plugins/PseudoLocalization/Core"),
         .target(name: "PseudoLocalization", dependencies: ["PincerPluginKit", "PseudoL10n"], path: "Plugins/PseudoLocalization/Plugin",
                 linkerSettings: exportOnlyEntry),
         // The accessibility audit (model, importers, checks, reports, pictures),

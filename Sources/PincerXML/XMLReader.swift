@@ -13,8 +13,23 @@
 // mismatched or unclosed tags, unknown entities or '&' without ';',
 // attributes without a value or without quotes, duplicate attributes, '<' in
 // an attribute value, text or a second element after the root, text before
-// the root, DOCTYPE, nesting deeper than `maximumDepth`. Namespaces are not
-// interpreted (`a:b` is just a name).
+// the root, DOCTYPE (unless `allowDoctype`), nesting deeper than
+// `maximumDepth`, more than `maximumAttributes` attributes on one element.
+// Namespaces are not interpreted (`a:b` is just a name).
+//
+// Limits, so hostile input cannot exhaust the stack or the time: the reader
+// never recurses (open elements live on an explicit stack) and refuses
+// elements nested deeper than `maximumDepth` (1000 unless the caller asks
+// for less); an element may carry at most `maximumAttributes` (256);
+// character references are parsed with checked arithmetic (`&#99999999999;`
+// is refused, not wrapped). Consumers that walk the tree recursively are
+// bounded by the depth they asked for.
+//
+// With `keepSource: true` every element also records where it sits in the
+// input (byte offsets of its tags, content and attributes) and, in order,
+// the text, CDATA, comment and processing-instruction pieces between its
+// children, so a caller can rewrite values in place and keep every other
+// byte (the catalog rewriters do).
 
 public enum XMLReader {
     /// One element of a parsed document.
@@ -31,6 +46,17 @@ public enum XMLReader {
         public var text: String
         /// Byte offset of the `<` of the start tag.
         public var offset: Int
+        /// Byte offset of each attribute's name, parallel to `attributes`.
+        public var attributeOffsets: [Int] = []
+        /// Bytes after the start tag's `>` up to the `<` of the end tag;
+        /// empty, at the `/` of `/>`, for a self-closing element.
+        public var contentRange: Range<Int> = 0..<0
+        /// Byte offset just past the end tag (or `/>`).
+        public var end: Int = 0
+        public var selfClosing = false
+        /// With `keepSource: true`: the element's content in document order,
+        /// as raw byte ranges (references not resolved); else empty.
+        public var items: [Item] = []
 
         public init(name: String, attributes: [(name: String, value: String)] = [], children: [Node] = [], text: String = "", offset: Int = 0) {
             self.name = name
@@ -44,6 +70,26 @@ public enum XMLReader {
             attributes.first { $0.name == name }?.value
         }
     }
+
+    /// One piece of an element's content, for lossless rewrites.
+    public enum Item: Sendable, Equatable {
+        /// `children[index]`.
+        case element(Int)
+        /// Character data as written (references not resolved).
+        case text(Range<Int>)
+        /// A whole `<![CDATA[...]]>` section.
+        case cdata(Range<Int>)
+        /// A whole `<!-- ... -->`.
+        case comment(Range<Int>)
+        /// A whole `<? ... ?>`.
+        case instruction(Range<Int>)
+    }
+
+    /// The default depth limit of `parse`.
+    public static let defaultMaximumDepth = 1000
+    /// The most attributes one element may carry (duplicates are found by
+    /// comparing each with those before it, so this also bounds the time).
+    public static let maximumAttributes = 256
 
     public struct Document: Sendable {
         public var root: Node
@@ -77,9 +123,14 @@ public enum XMLReader {
 
     /// Parses a whole document. Elements nested more than `maximumDepth`
     /// levels are refused; with `keepText: false` character data is checked
-    /// but not kept (every `text` is empty).
-    public static func parse(_ bytes: [UInt8], maximumDepth: Int = 1000, keepText: Bool = true) throws(SyntaxError) -> Document {
-        var reader = Reader(bytes: bytes, maximumDepth: maximumDepth, keepText: keepText)
+    /// but not kept (every `text` is empty); with `keepSource: true` each
+    /// node's `items` list its content as byte ranges; with `allowDoctype:
+    /// true` a `<!DOCTYPE name ...>` without an internal subset (a plist's)
+    /// is skipped rather than refused.
+    public static func parse(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth, keepText: Bool = true,
+                             keepSource: Bool = false, allowDoctype: Bool = false) throws(SyntaxError) -> Document {
+        var reader = Reader(bytes: bytes, maximumDepth: max(1, maximumDepth), keepText: keepText,
+                            keepSource: keepSource, allowDoctype: allowDoctype)
         let root = try reader.document()
         return Document(root: root, lineStarts: reader.lineStarts, bytes: bytes)
     }
@@ -109,13 +160,17 @@ private struct Reader {
     let bytes: [UInt8]
     let maximumDepth: Int
     let keepText: Bool
+    let keepSource: Bool
+    let allowDoctype: Bool
     var i = 0
     var lineStarts: [Int] = [0]
 
-    init(bytes: [UInt8], maximumDepth: Int, keepText: Bool) {
+    init(bytes: [UInt8], maximumDepth: Int, keepText: Bool, keepSource: Bool, allowDoctype: Bool) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
         self.keepText = keepText
+        self.keepSource = keepSource
+        self.allowDoctype = allowDoctype
     }
 
     // MARK: Errors
@@ -244,7 +299,8 @@ private struct Reader {
             } else if startsWith("<!--") {
                 try comment()
             } else if startsWith("<!DOCTYPE") {
-                throw error(at: i, "DOCTYPE is not supported")
+                guard allowDoctype else { throw error(at: i, "DOCTYPE is not supported") }
+                try doctype()
             } else if peek() == UInt8(ascii: "<") {
                 break
             } else {
@@ -271,6 +327,28 @@ private struct Reader {
             }
         }
         return root
+    }
+
+    /// A `<!DOCTYPE name "public id" "system id">`, skipped. An internal
+    /// subset (`[...]`) is refused: the entities it may declare would change
+    /// what the rest of the document means.
+    mutating func doctype() throws(SyntaxError) {
+        let start = i
+        i += 9
+        while let b = peek() {
+            if b == UInt8(ascii: "\"") || b == UInt8(ascii: "'") {
+                i += 1
+                while let c = peek(), c != b { i += 1 }
+                guard !atEnd else { break }
+            } else if b == UInt8(ascii: "[") {
+                throw error(at: i, "a DOCTYPE with an internal subset ('[...]') is not supported")
+            } else if b == UInt8(ascii: ">") {
+                i += 1
+                return
+            }
+            i += 1
+        }
+        throw error(at: start, "unterminated DOCTYPE (no '>')")
     }
 
     func isDeclaration(at offset: Int) -> Bool {
@@ -385,18 +463,32 @@ private struct Reader {
         i += 1
         let tagName = try name(what: "an element name after '<'")
         var attributes: [(name: String, value: String)] = []
+        var offsets: [Int] = []
+        func node(closedAt end: Int?) -> Node {
+            var n = Node(name: tagName, attributes: attributes, offset: start)
+            n.attributeOffsets = offsets
+            if let end {
+                // Self-closing: the content is empty at the '/'.
+                n.contentRange = (end - 2)..<(end - 2)
+                n.end = end
+                n.selfClosing = true
+            } else {
+                n.contentRange = i..<i
+            }
+            return n
+        }
         while true {
             let hadSpace = peek().map(Reader.isSpace) ?? false
             skipSpace()
             guard let b = peek() else { throw error(at: start, "unterminated start tag <\(tagName) (no '>')") }
             if b == UInt8(ascii: ">") {
                 i += 1
-                return (Node(name: tagName, attributes: attributes, offset: start), false)
+                return (node(closedAt: nil), false)
             }
             if b == UInt8(ascii: "/") {
                 guard peek(1) == UInt8(ascii: ">") else { throw error(at: i, "expected '/>' or '>' to end the start tag <\(tagName)>") }
                 i += 2
-                return (Node(name: tagName, attributes: attributes, offset: start), true)
+                return (node(closedAt: i), true)
             }
             guard hadSpace else { throw error(at: i, "expected a space before the next attribute in <\(tagName)>") }
             let attributeStart = i
@@ -435,13 +527,27 @@ private struct Reader {
             if attributes.contains(where: { $0.name == attributeName }) {
                 throw error(at: attributeStart, "attribute \(attributeName) appears twice in <\(tagName)>")
             }
+            guard attributes.count < XMLReader.maximumAttributes else {
+                throw error(at: attributeStart, "<\(tagName)> has more than \(XMLReader.maximumAttributes) attributes (the limit)")
+            }
             attributes.append((attributeName, String(decoding: value, as: UTF8.self)))
+            if keepSource { offsets.append(attributeStart) }
         }
     }
 
     /// The root element and everything in it, without recursion.
     mutating func element() throws(SyntaxError) -> Node {
+        // Open elements, innermost last; `textStart` is where the current
+        // run of character data began (for `keepSource`).
         var stack: [(node: Node, text: [UInt8])] = []
+        var textStart: Int?
+
+        func flushText(_ stack: inout [(node: Node, text: [UInt8])], _ textStart: inout Int?, upTo end: Int) {
+            if let start = textStart, keepSource {
+                stack[stack.count - 1].node.items.append(.text(start..<end))
+            }
+            textStart = nil
+        }
 
         let (first, firstClosed) = try startTag()
         if firstClosed { return first }
@@ -453,6 +559,8 @@ private struct Reader {
                 throw error(at: open.offset, "<\(open.name)> is never closed (the input ends at \(describe(bytes.count)))")
             }
             if b == UInt8(ascii: "<") {
+                flushText(&stack, &textStart, upTo: i)
+                let itemStart = i
                 if startsWith("</") {
                     let endStart = i
                     i += 2
@@ -465,41 +573,53 @@ private struct Reader {
                         throw error(at: endStart, "end tag </\(endName)> does not match <\(open.name)> opened at \(describe(open.offset))")
                     }
                     open.text = String(decoding: text, as: UTF8.self)
+                    open.contentRange = open.contentRange.lowerBound..<endStart
+                    open.end = i
                     if stack.isEmpty { return open }
-                    stack[stack.count - 1].node.children.append(open)
+                    append(open, to: &stack[stack.count - 1].node)
                 } else if startsWith("<!--") {
                     try comment()
+                    if keepSource { stack[stack.count - 1].node.items.append(.comment(itemStart..<i)) }
                 } else if startsWith("<![CDATA[") {
                     try cdata(into: &stack[stack.count - 1].text)
+                    if keepSource { stack[stack.count - 1].node.items.append(.cdata(itemStart..<i)) }
                 } else if startsWith("<?") {
-                    let start = i
                     try instruction()
-                    if isDeclaration(at: start) { throw error(at: start, "the <?xml ...?> declaration must come first in the input") }
+                    if isDeclaration(at: itemStart) { throw error(at: itemStart, "the <?xml ...?> declaration must come first in the input") }
+                    if keepSource { stack[stack.count - 1].node.items.append(.instruction(itemStart..<i)) }
                 } else if startsWith("<!") {
                     throw error(at: i, "unexpected markup '<!' (only comments and CDATA are allowed in content)")
                 } else {
                     guard stack.count < maximumDepth else {
-                        throw error(at: i, "elements nested more than \(maximumDepth) levels")
+                        throw error(at: i, "elements nested more than \(maximumDepth) levels (the limit)")
                     }
                     let (node, selfClosing) = try startTag()
                     if selfClosing {
-                        stack[stack.count - 1].node.children.append(node)
+                        append(node, to: &stack[stack.count - 1].node)
                     } else {
                         stack.append((node, []))
                     }
                 }
-            } else if b == UInt8(ascii: "&") {
-                if keepText {
-                    try reference(into: &stack[stack.count - 1].text)
-                } else {
-                    var ignored: [UInt8] = []
-                    try reference(into: &ignored)
-                }
-            } else if b == UInt8(ascii: ">"), i >= 2, bytes[i - 1] == UInt8(ascii: "]"), bytes[i - 2] == UInt8(ascii: "]") {
-                throw error(at: i - 2, "']]>' is not allowed in text")
             } else {
-                appendText(b, into: &stack[stack.count - 1].text)
+                if textStart == nil { textStart = i }
+                if b == UInt8(ascii: "&") {
+                    if keepText {
+                        try reference(into: &stack[stack.count - 1].text)
+                    } else {
+                        var ignored: [UInt8] = []
+                        try reference(into: &ignored)
+                    }
+                } else if b == UInt8(ascii: ">"), i >= 2, bytes[i - 1] == UInt8(ascii: "]"), bytes[i - 2] == UInt8(ascii: "]") {
+                    throw error(at: i - 2, "']]>' is not allowed in text")
+                } else {
+                    appendText(b, into: &stack[stack.count - 1].text)
+                }
             }
         }
+    }
+
+    func append(_ child: Node, to parent: inout Node) {
+        if keepSource { parent.items.append(.element(parent.children.count)) }
+        parent.children.append(child)
     }
 }

@@ -436,6 +436,40 @@ final class A11yImportTests: XCTestCase {
         refusal({ () throws(LayoutError) in try LayoutImport.uiautomator(self.bytes(text)) }, file: file, line: line)
     }
 
+    /// A dump 999 levels deep crashed `a11y.audit` (SIGSEGV) on any stack
+    /// under about 5 MB: the converters recurse per level. Dumps are now
+    /// refused past `LayoutImport.maximumDumpDepth` (256), which runs in a
+    /// 2 MB stack; the child `pincer` runs with `ulimit -s 2048`.
+    func testDeepDumpsAreRefusedBeforeTheStackRunsOut() throws {
+        func android(_ n: Int) -> String {
+            "<hierarchy rotation=\"0\">" + String(repeating: "<node class=\"android.widget.FrameLayout\" bounds=\"[0,0][100,100]\" clickable=\"true\">", count: n)
+                + String(repeating: "</node>", count: n) + "</hierarchy>"
+        }
+        func ios(_ n: Int) -> String {
+            "<AppiumAUT>" + String(repeating: "<XCUIElementTypeOther x=\"0\" y=\"0\" width=\"10\" height=\"10\" visible=\"true\">", count: n)
+                + String(repeating: "</XCUIElementTypeOther>", count: n) + "</AppiumAUT>"
+        }
+        let dir = Fixture.temporaryDirectory("pincer-a11y-deep")
+        let state = Fixture.temporaryDirectory("pincer-a11y-deep-state")
+        func audit(_ name: String, _ text: String) throws -> Fixture.ProcessResult {
+            let path = "\(dir)/\(name)"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            var env = ProcessInfo.processInfo.environment
+            env["PINCER_STATE_DIR"] = state
+            env.removeValue(forKey: "PINCER_PLUGIN_PATH")
+            return try Fixture.run("/bin/sh", ["-c", "ulimit -s 2048 && exec \"$0\" run a11y.audit \"$1\"", Fixture.pincer, path], environment: env)
+        }
+        for (name, make) in [("android", android), ("ios", ios)] {
+            let deep = try audit("\(name)-999.xml", make(999))
+            XCTAssertEqual(deep.status, 1, "\(name): \(deep.stderr.suffix(300))")
+            XCTAssertTrue(deep.stderr.contains("elements nested more than 256 levels (the limit)"), deep.stderr)
+            // At the limit the dump is read (and audited: exit 0 or 1 with findings, never a signal).
+            let limit = try audit("\(name)-255.xml", make(255))
+            XCTAssertTrue([0, 1].contains(limit.status), "\(name): \(limit.status) \(limit.stderr.suffix(300))")
+            XCTAssertFalse(limit.stderr.contains("nested more than"), limit.stderr)
+        }
+    }
+
     func testXMLErrorsNameLineAndColumn() {
         XCTAssertEqual(xmlError("<hierarchy>\n  <node bounds=\"[0,0][1,1]\">\n  </nod>\n</hierarchy>"),
                        "XML line 3, column 3: end tag </nod> does not match <node> opened at line 2, column 3")

@@ -135,6 +135,22 @@ final class L10nCatalogTests: XCTestCase {
         }
     }
 
+    /// XML catalogs are read by PincerXML over UTF-8; a UTF-16 file is
+    /// re-encoded for it and its byte offsets mapped back to characters, so
+    /// positions and the rewrite are those of the file as it is.
+    func testUTF16AndroidCatalogPositionsAndRewrite() throws {
+        let xml = "<resources>\n  <string name=\"größe\">Größe 🎉 &amp; mehr</string>\n  <string name=\"b\">B</string>\n</resources>\n"
+        let bytes = utf16(xml, littleEndian: true)
+        let catalog = try Catalog(bytes: bytes, format: .android, table: "strings")
+        XCTAssertEqual(summary(catalog.strings), ["größe=Größe 🎉 &amp; mehr", "b=B"])
+        XCTAssertEqual([catalog.strings[1].line, catalog.strings[1].column], [3, 20])
+        XCTAssertEqual(catalog.rewritten(locale: "x") { $0.raw }, bytes)
+        XCTAssertEqual(catalog.rewritten(locale: "x", transform: mark), utf16(xml.replacingOccurrences(of: ">Größe 🎉 &amp; mehr<", with: ">[Größe 🎉 &amp; mehr]<")
+            .replacingOccurrences(of: ">B<", with: ">[B]<"), littleEndian: true))
+        XCTAssertEqual(readError(bytes: utf16("<resources>\n  <string name=\"ü\">é</strinG>\n</resources>\n", littleEndian: false), .android)
+            .map { "\($0.line):\($0.column)" }, "2:21")
+    }
+
     func testUTF8ByteOrderMarkIsKeptAndNotAColumn() throws {
         let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("\"k\" = \"v\";\n".utf8)
         let catalog = try Catalog(bytes: bytes, format: .strings, table: "T")
@@ -220,11 +236,11 @@ final class L10nCatalogTests: XCTestCase {
     func testStringsdictErrors() {
         let head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n"
         assertError(head + "  <key>a</key>\n  <dict>\n    <key>NSStringLocalizedFormatKey</key>\n    <string>x</strin>\n  </dict>\n</dict>\n</plist>\n",
-                    .stringsdict, line: 7, column: 14, "mismatched end tag </strin>: expected </string>")
+                    .stringsdict, line: 7, column: 14, "end tag </strin> does not match <string> opened at line 7, column 5")
         assertError(head + "  <key>a</key>\n  <string>not a dict</string>\n</dict>\n</plist>\n",
                     .stringsdict, line: 5, column: 3, "maps each key to a <dict>")
         assertError(head + "  <key>a</key>\n  <dict>\n    <key>NSStringLocalizedFormatKey</key>\n    <string>Tom &amp Jerry</string>\n  </dict>\n</dict>\n</plist>\n",
-                    .stringsdict, line: 7, column: 17, "entity reference '&amp' is not terminated by ';'")
+                    .stringsdict, line: 7, column: 17, "'&' must start a reference such as &amp;")
         assertError(head + "  <!-- unterminated\n</dict>\n</plist>\n", .stringsdict, line: 4, column: 3, "unterminated comment")
         assertError("<plist version=\"1.0\">\n<array/>\n</plist>\n", .stringsdict, line: 2, column: 1, "exactly one <dict>")
         assertError(head + "  <key>a</key>\n</dict>\n</plist>\n", .stringsdict, line: 4, column: 15, "the key \"a\" has no value")
@@ -286,15 +302,15 @@ final class L10nCatalogTests: XCTestCase {
 
     func testAndroidErrors() {
         assertError("<resources>\n  <string name=hello>x</string>\n</resources>\n", .android, line: 2, column: 16,
-                    "the value of the attribute name in <string> must be quoted")
+                    "the value of attribute name of <string> is not in quotes")
         assertError("<resources>\n  <string name=\"a\"><![CDATA[open\n</string>\n</resources>\n", .android, line: 2, column: 20,
                     "unterminated CDATA section")
         assertError("<resources>\n  <string name=\"a\">Fish &chips</string>\n</resources>\n", .android, line: 2, column: 25,
-                    "entity reference '&chips' is not terminated by ';'")
+                    "'&' must start a reference such as &amp;")
         assertError("<resources>\n  <string name=\"a\">x<b>y</string></b>\n</resources>\n", .android, line: 2, column: 25,
-                    "mismatched end tag </string>: expected </b> (opened at line 2, column 21)")
-        assertError("<resources>\n  <string name=\"a\">x</string>\n", .android, line: 3, column: 1,
-                    "<resources> opened at line 1, column 1 is never closed")
+                    "end tag </string> does not match <b> opened at line 2, column 21")
+        assertError("<resources>\n  <string name=\"a\">x</string>\n", .android, line: 1, column: 1,
+                    "<resources> is never closed (the input ends at line 3, column 1)")
         assertError("<?xml version=\"1.0\"?>\n<plist/>\n", .android, line: 2, column: 1, "must be <resources>")
         assertError("<resources>\n  <plurals name=\"p\">\n    <item>x</item>\n  </plurals>\n</resources>\n", .android, line: 3, column: 5,
                     "has no quantity attribute")

@@ -94,6 +94,13 @@ public enum LayoutImport {
     /// Pixels per point assumed for iOS page sources (3, current iPhones).
     public static let defaultIOSScale = 3.0
 
+    /// Dumps nested deeper are refused (an XML error naming the line and
+    /// column). The converters recurse once per level with large frames (a
+    /// 999-level dump needed more than 4 MB of stack in a debug build and
+    /// crashed any thread with less); 256 levels fit in well under 2 MB, and
+    /// the audit walks only 100 (`AuditLimits`). Real dumps nest a few dozen.
+    public static let maximumDumpDepth = 256
+
     /// Detects the kind of input from its bytes: our JSON ("pincer.layout/1"
     /// or any JSON object) → `LayoutJSON.read`; XML with a `<hierarchy>` root
     /// → `uiautomator`; XML whose root is `<AppiumAUT>` or an
@@ -140,11 +147,11 @@ public enum LayoutImport {
     // MARK: - Shared
 
     /// A dump's XML, read strictly (PincerXML) without its character data (the
-    /// dumps carry everything in attributes), no deeper than JSON layouts.
+    /// dumps carry everything in attributes), no deeper than `maximumDumpDepth`.
     /// Syntax errors read "XML line L, column C: ...".
     static func parseDump(_ bytes: [UInt8]) throws(LayoutError) -> XMLReader.Document {
         do {
-            return try XMLReader.parse(bytes, maximumDepth: LayoutJSON.maximumReadDepth, keepText: false)
+            return try XMLReader.parse(bytes, maximumDepth: maximumDumpDepth, keepText: false)
         } catch {
             throw LayoutError("XML \(error.description)")
         }
@@ -365,8 +372,8 @@ public enum LayoutImport {
 
             var children: [Element] = []
             if !node.children.isEmpty {
-                guard depth < LayoutJSON.maximumReadDepth else {
-                    throw LayoutError("\(location(path, node, document)): nested more than \(LayoutJSON.maximumReadDepth) levels")
+                guard depth < maximumDumpDepth else {
+                    throw LayoutError("\(location(path, node, document)): nested more than \(maximumDumpDepth) levels")
                 }
                 children.reserveCapacity(node.children.count)
                 for (child, childPath) in zip(node.children, childPaths(node, under: path)) {
@@ -480,8 +487,8 @@ public enum LayoutImport {
 
         var children: [Element] = []
         if !node.children.isEmpty {
-            guard depth < LayoutJSON.maximumReadDepth else {
-                throw LayoutError("\(location(path, node, document)): nested more than \(LayoutJSON.maximumReadDepth) levels")
+            guard depth < maximumDumpDepth else {
+                throw LayoutError("\(location(path, node, document)): nested more than \(maximumDumpDepth) levels")
             }
             children.reserveCapacity(node.children.count)
             for (child, childPath) in zip(node.children, childPaths(node, under: path)) {

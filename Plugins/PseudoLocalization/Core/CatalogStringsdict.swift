@@ -63,7 +63,7 @@ enum StringsdictFile {
             if keyElement.childElements.first != nil {
                 throw t.error(at: keyElement.childElements[0].start, "unexpected element inside <key>")
             }
-            let key = t.xmlText(of: keyElement)
+            let key = keyElement.text
             guard k + 1 < children.count else {
                 throw t.error(at: keyElement.end, "the key \"\(key)\" has no value")
             }

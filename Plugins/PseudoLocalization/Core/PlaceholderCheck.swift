@@ -56,7 +56,14 @@ public enum PlaceholderCheck {
         public var usesNamedPrintf = false
         /// Specifiers the grammar does not have (`%1$s` in Python), as written.
         public var invalid: [String] = []
+        /// Specifiers numbering an argument beyond `maximumPosition`, as written.
+        public var outOfRange: [String] = []
     }
+
+    /// The highest argument number a specifier may name (`%4096$@`):
+    /// glibc's NL_ARGMAX. Beyond it no printf takes the argument, and the
+    /// check would list every gap up to it.
+    public static let maximumPosition = 4096
 
     public static func arguments(_ string: String, style: EscapeStyle, grammar: Grammar = .any) -> Arguments {
         var result = Arguments()
@@ -67,6 +74,10 @@ public enum PlaceholderCheck {
             switch piece.kind {
             case .printf where printf:
                 guard let spec = Specifier(piece.text, python: grammar == .python) else { continue }
+                if ([spec.position] + spec.starArguments).contains(where: { ($0 ?? 0) > maximumPosition }) {
+                    result.outOfRange.append(piece.text)
+                    continue
+                }
                 if grammar == .python, spec.position != nil || spec.starArguments.contains(where: { $0 != nil }) {
                     result.invalid.append(piece.text)
                     continue
@@ -117,6 +128,9 @@ public enum PlaceholderCheck {
         var issues: [Issue] = []
         for text in args.invalid {
             issues.append(Issue(kind: .invalid, message: "\(text) is not a Python format (Python has no numbered arguments)"))
+        }
+        for text in args.outOfRange {
+            issues.append(Issue(kind: .invalid, message: "\(text) numbers an argument beyond \(maximumPosition), the most printf takes"))
         }
         if args.usesExplicitPositions, args.usesSequentialPositions {
             issues.append(Issue(kind: .mixed, message: "mixes numbered (%1$@) and unnumbered (%@) arguments"))
@@ -191,9 +205,16 @@ struct Specifier {
         var s = Array(text.unicodeScalars.dropFirst())
         guard let conversion = s.popLast(), conversion != "%" else { return nil }
         var i = 0
+        // Checked: an overlong number saturates at Int.max (then reads as
+        // beyond every limit) instead of trapping.
         func number() -> Int? {
             var value = 0, digits = 0
-            while i < s.count, let d = Int(String(s[i])) { value = value * 10 + d; i += 1; digits += 1 }
+            while i < s.count, let d = Int(String(s[i])) {
+                let (m, o1) = value.multipliedReportingOverflow(by: 10)
+                let (v, o2) = m.addingReportingOverflow(d)
+                value = o1 || o2 ? Int.max : v
+                i += 1; digits += 1
+            }
             return digits > 0 ? value : nil
         }
         if s.first == "(", let close = s.firstIndex(of: ")") {

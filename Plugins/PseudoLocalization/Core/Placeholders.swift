@@ -21,7 +21,16 @@
 /// - HTML/XML tags (`<b>`, `</a>`, `<br/>`, `<!-- -->`) and, in plain
 ///   text, HTML entities;
 /// - URLs (`scheme://...`, `www.`) and email addresses.
+///
+/// Limits: ICU complex arguments are scanned as messages recursively to
+/// `maximumNesting` levels; one nested deeper is kept whole as a single ICU
+/// piece (not transformed, compared as written), so hostile input cannot
+/// exhaust the stack. Numbers in specifiers are only skipped here;
+/// `PlaceholderCheck` reads them with checked arithmetic.
 public struct PlaceholderScanner: Sendable {
+    /// How deep ICU plural/select bodies are scanned (real messages nest two or three).
+    public static let maximumNesting = 20
+
     public enum Kind: String, Sendable {
         /// `named` is Python's `%(name)s`; `printf` every other specifier.
         case text, printf, named, variable, brace, icu, pound, tag, entity, url, email, escape, quoted
@@ -98,6 +107,8 @@ private struct Scan {
     var spans: [PlaceholderScanner.Span] = []
     /// Where the text not yet emitted starts.
     var textStart = 0
+    /// ICU complex arguments around the current position.
+    var nesting = 0
 
     init(bytes: UnsafeBufferPointer<UInt8>, style: EscapeStyle) {
         scalars = ByteScalars(bytes: bytes)
@@ -371,6 +382,12 @@ private struct Scan {
             j = bodyClose + 1
         }
         guard !bodies.isEmpty else { return nil }
+        guard nesting < PlaceholderScanner.maximumNesting else {
+            emit(.icu, i..<(close + 1))
+            return close + 1 - i
+        }
+        nesting += 1
+        defer { nesting -= 1 }
         var kept = i
         for (bodyStart, bodyEnd) in bodies {
             emit(.icu, kept..<bodyStart)

@@ -2,11 +2,22 @@
 /// the expression evaluated as gettext does (C operators on unsigned
 /// integers: `?:`, `||`, `&&`, `==`, `!=`, `<`, `>`, `<=`, `>=`, `+`, `-`,
 /// `*`, `/`, `%`, `!`, `n`, numbers, parentheses).
+///
+/// Limits, as the header is untrusted input: nplurals at most
+/// `maximumCount`, the formula at most `maximumFormulaLength` bytes and
+/// `maximumNesting` levels of parentheses, `?:` and `!` (the parser and the
+/// evaluator recurse; a longer formula is refused rather than risk the
+/// stack). Numbers are read with checked arithmetic; evaluation is C's
+/// unsigned arithmetic, which wraps by definition.
 struct PluralForms: Sendable {
+    static let maximumCount = 100
+    static let maximumFormulaLength = 1000
+    static let maximumNesting = 50
+
     let count: Int
     private let expression: Node
 
-    /// nil when the field is missing or does not parse.
+    /// nil when the field is missing, does not parse or is beyond the limits.
     init?(header field: String) {
         var count: Int?
         var formula: String?
@@ -19,7 +30,8 @@ struct PluralForms: Sendable {
             default: break
             }
         }
-        guard let count, count > 0, let formula else { return nil }
+        guard let count, count > 0, count <= PluralForms.maximumCount, let formula,
+              formula.utf8.count <= PluralForms.maximumFormulaLength else { return nil }
         var parser = Parser(Array(formula.utf8))
         guard let node = parser.conditional(), parser.atEnd else { return nil }
         self.count = count
@@ -92,6 +104,8 @@ struct PluralForms: Sendable {
     private struct Parser {
         let b: [UInt8]
         var i = 0
+        /// Open parentheses, `?:` and `!` around the current position.
+        var nesting = 0
         init(_ bytes: [UInt8]) { b = bytes }
 
         var atEnd: Bool {
@@ -111,7 +125,9 @@ struct PluralForms: Sendable {
         }
 
         mutating func conditional() -> Node? {
-            guard let c = or() else { return nil }
+            nesting += 1
+            defer { nesting -= 1 }
+            guard nesting <= PluralForms.maximumNesting, let c = or() else { return nil }
             guard take("?") else { return c }
             guard let a = conditional(), take(":"), let e = conditional() else { return nil }
             return .conditional(c, a, e)
@@ -176,6 +192,9 @@ struct PluralForms: Sendable {
             skipSpace()
             if i + 1 < b.count, b[i] == UInt8(ascii: "!"), b[i + 1] != UInt8(ascii: "=") {
                 i += 1
+                nesting += 1
+                defer { nesting -= 1 }
+                guard nesting <= PluralForms.maximumNesting else { return nil }
                 return unary().map { .not($0) }
             }
             if take("(") {
