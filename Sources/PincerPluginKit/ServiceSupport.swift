@@ -81,9 +81,11 @@ public enum TextFile {
     }
 
     /// Streams what `produce` hands its `write` function into a temporary
-    /// file beside `path`, flushes it to disk and renames it over `path`, so
-    /// readers see the old file or the new one, never half of it; on any
-    /// error the temporary file is removed. Returns the bytes written.
+    /// file beside `path`, flushes it to disk and renames it over `path`
+    /// (then flushes the directory), so readers see the old file or the new
+    /// one, never half of it, and once it returns the new one survives a
+    /// power loss; on any error the temporary file is removed. Returns the
+    /// bytes written.
     ///
     /// `mode`: the default 0644 is reduced by the umask, as for any file a
     /// tool exports. An owner-only mode (nothing for group and others, e.g.
@@ -124,6 +126,16 @@ public enum TextFile {
             let why = String(cString: strerror(errno))
             unlink(temporary)
             throw CommandError("cannot replace \(path): \(why)")
+        }
+        // The rename is only durable once the directory is on disk too (else a power loss may undo it).
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD >= 0 {
+            let synced = fsync(dirFD) == 0 || errno == EINVAL  // EINVAL: a file system that cannot sync directories
+            let why = String(cString: strerror(errno))
+            close(dirFD)
+            guard synced else { throw CommandError("wrote \(path), but flushing its directory \(directory) failed: \(why)") }
         }
         return total
     }

@@ -52,10 +52,7 @@ struct LineLoop {
             }
             using_history()
             stifle_history(LineLoop.historyLimit)
-            if let historyPath {
-                LineLoop.makePrivate(historyPath)
-                _ = read_history(historyPath)
-            }
+            if let historyPath { _ = read_history(historyPath) }
             console.out(banner)
         }
         defer { activeCompleter = nil }
@@ -85,19 +82,6 @@ struct LineLoop {
             }
         }
         return last
-    }
-}
-
-extension LineLoop {
-    /// Creates the history file owner-only (0600 exactly, whatever the
-    /// umask), or narrows an older one to that: libedit's write_history
-    /// opens it with fopen, which would make it 0666 less the umask, and
-    /// the lines typed may hold what others should not read.
-    static func makePrivate(_ path: String) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { return }  // write_history then fails as before; history is best effort
-        fchmod(fd, 0o600)
-        close(fd)
     }
 }
 

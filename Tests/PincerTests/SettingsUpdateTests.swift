@@ -32,24 +32,36 @@ final class SettingsUpdateTests: XCTestCase {
         try XCTUnwrap(host.command(named: name), "no command \(name)").invoke(args)
     }
 
-    /// Twenty `pincer` processes started together, each incrementing the
-    /// counter once: it ends at exactly twenty, and the values the twenty
-    /// saw are 1 to 20, each once (no two read the same old value).
-    func testTwentyProcessesIncrementingOnceEndAtTwenty() throws {
-        let count = 20
+    /// Twenty `pincer` processes, each incrementing counter `key` once with
+    /// `command`, all at the same moment (each waits for a wall-clock time
+    /// 3 s ahead, by when all have started). Returns what each saw and the
+    /// counter's final value.
+    private func twentyAtOnce(_ command: String, key: String) throws -> (seen: [Int], final: String?) {
+        let at = Int64(Date().timeIntervalSince1970 * 1000) + 3000
         let results = try ConcurrentProcesses.run(Fixture.pincer, arguments: ["--no-builtin", "--plugin-path", Self.counterPlugin,
-                                                                               "run", "counter.increment"],
-                                                  stateDir: state, inputs: Array(repeating: "", count: count))
+                                                                               "run", command, key, String(at)],
+                                                  stateDir: state, inputs: Array(repeating: "", count: 20))
         var seen: [Int] = []
         for (i, r) in results.enumerated() {
             XCTAssertEqual(r.status, 0, "process \(i): \(r.stderr)")
             if let n = Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) { seen.append(n) }
         }
-        XCTAssertEqual(seen.sorted(), Array(1...count), "the values the processes saw")
+        return (seen.sorted(), try SettingsStore(directory: state).get(namespace: "test.counter", key: key))
+    }
+
+    /// Through settings_update the counter ends at exactly twenty, and the
+    /// values the twenty saw are 1 to 20, each once (no two read the same
+    /// old value). The same processes doing settings_get then settings_set
+    /// lose increments: the check that the processes really did meet.
+    func testTwentyProcessesIncrementingOnceEndAtTwenty() throws {
+        let atomic = try twentyAtOnce("counter.increment", key: "count")
+        XCTAssertEqual(atomic.seen, Array(1...20), "the values the processes saw")
+        XCTAssertEqual(atomic.final, "20")
         let keys = try Fixture.pincer(["--no-builtin", "--plugin-path", Self.counterPlugin, "run", "counter.keys"], stateDir: state)
-        XCTAssertEqual(keys.stdout, "count=\(count)\n", keys.stderr)
-        let store = try SettingsStore(directory: state)
-        XCTAssertEqual(try store.get(namespace: "test.counter", key: "count"), "\(count)")
+        XCTAssertEqual(keys.stdout, "count=20\n", keys.stderr)
+
+        let naive = try twentyAtOnce("counter.naive", key: "naive")
+        XCTAssertLessThan(Int(naive.final ?? "0") ?? 0, 20, "get-then-set did not lose a count, so the processes did not meet: \(naive.seen)")
     }
 
     func testListCancelDeleteAndACallFromInsideTheCallback() throws {
@@ -58,8 +70,8 @@ final class SettingsUpdateTests: XCTestCase {
         for (key, value) in [("b.1", "x"), ("a.2", "y"), ("a.1", "z"), ("ab", "w")] {
             _ = try run(host, "counter.put", [.string(key), .string(value)])
         }
-        XCTAssertEqual(try run(host, "counter.increment", [.string("n")]), .i64(1))
-        XCTAssertEqual(try run(host, "counter.increment", [.string("n")]), .i64(2))
+        XCTAssertEqual(try run(host, "counter.increment", [.string("n"), .i64(0)]), .i64(1))
+        XCTAssertEqual(try run(host, "counter.increment", [.string("n"), .i64(0)]), .i64(2))
         // Byte order of keys; a prefix is compared byte for byte ("a." is not "ab").
         XCTAssertEqual(try run(host, "counter.keys", [.string("")]), .string("a.1=z,a.2=y,ab=w,b.1=x,n=2"))
         XCTAssertEqual(try run(host, "counter.keys", [.string("a.")]), .string("a.1=z,a.2=y"))
@@ -68,11 +80,11 @@ final class SettingsUpdateTests: XCTestCase {
         // CANCEL: PINCER_CANCELLED, nothing written, last_error says so.
         let refused = try run(host, "counter.refuse", [.string("n")])
         XCTAssertEqual(refused, .string("\(PINCER_CANCELLED) settings_update: the update of setting \"n\" was cancelled by its callback; nothing was written"))
-        XCTAssertEqual(try run(host, "counter.increment", [.string("n")]), .i64(3))
+        XCTAssertEqual(try run(host, "counter.increment", [.string("n"), .i64(0)]), .i64(3))
         // DELETE removes the key; a value that is not a number cancels the increment.
         XCTAssertEqual(try run(host, "counter.drop", [.string("a.1")]), .string("\(PINCER_OK) "))
         XCTAssertEqual(try run(host, "counter.keys", [.string("a")]), .string("a.2=y,ab=w"))
-        XCTAssertThrowsError(try run(host, "counter.increment", [.string("b.1")])) { error in
+        XCTAssertThrowsError(try run(host, "counter.increment", [.string("b.1"), .i64(0)])) { error in
             XCTAssertEqual((error as? CommandFailure)?.message, "the counter is not a number")
             XCTAssertEqual((error as? CommandFailure)?.status, PINCER_CANCELLED)
         }
@@ -83,7 +95,7 @@ final class SettingsUpdateTests: XCTestCase {
         XCTAssertTrue(text.hasPrefix("update=\(PINCER_OK) get=\(PINCER_SETTING_ERROR) set=\(PINCER_FAILED) error=settings_set: "), text)
         XCTAssertTrue(text.contains("was called from inside an update of the same store"), text)
         XCTAssertEqual(try run(host, "counter.keys", [.string("other")]), .string(""))
-        XCTAssertEqual(try run(host, "counter.increment", [.string("n")]), .i64(4))
+        XCTAssertEqual(try run(host, "counter.increment", [.string("n"), .i64(0)]), .i64(4))
     }
 
     /// A plugin thread that writes after the plugin's shutdown has returned

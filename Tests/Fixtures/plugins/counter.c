@@ -3,16 +3,35 @@
  * (read, add, write in one transaction of the store), so processes
  * incrementing at the same time never lose a count; `naive` does the same
  * with settings_get then settings_set, the race settings_update removes.
+ * Both take `at`, a wall-clock time to wait for, so that processes started
+ * one after another change the counter at the same moment.
  * `keys` lists keys through settings_list; `refuse`, `drop` and `reenter`
  * show CANCEL, DELETE and a settings call from inside the callback. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
+
 #include <pincer.h>
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const pincer_host_t *the_host;
+
+/* Waits until the wall clock reaches `at` (milliseconds since 1970; 0: no
+ * wait), so processes started one after another change the counter at the
+ * same moment. */
+static void wait_until(int64_t at)
+{
+    struct timespec now, pause = { 0, 200 * 1000 }; /* 200 µs */
+    for (;;) {
+        clock_gettime(CLOCK_REALTIME, &now);
+        if ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >= at)
+            return;
+        nanosleep(&pause, NULL);
+    }
+}
 
 struct increment {
     int64_t value;   /* the new count */
@@ -46,7 +65,7 @@ static int has_1_4_slots(pincer_call_t *call)
     return 0;
 }
 
-static pincer_status_t increment(void *context, pincer_call_t *call, const char *key, int64_t *result)
+static pincer_status_t increment(void *context, pincer_call_t *call, const char *key, int64_t at, int64_t *result)
 {
     struct increment job;
     pincer_status_t status;
@@ -54,6 +73,7 @@ static pincer_status_t increment(void *context, pincer_call_t *call, const char 
     if (!has_1_4_slots(call))
         return PINCER_UNSUPPORTED;
     memset(&job, 0, sizeof job);
+    wait_until(at);
     status = the_host->settings_update(the_host, key, add_one, &job);
     if (status != PINCER_OK) {
         call->fail(call, job.bad ? "the counter is not a number" : the_host->last_error(the_host));
@@ -64,12 +84,14 @@ static pincer_status_t increment(void *context, pincer_call_t *call, const char 
 }
 
 /* The lossy way: read, then write, with the store unlocked in between. */
-static pincer_status_t naive(void *context, pincer_call_t *call, const char *key, int64_t *result)
+static pincer_status_t naive(void *context, pincer_call_t *call, const char *key, int64_t at, int64_t *result)
 {
     char text[32] = "0";
-    int64_t length = the_host->settings_get(the_host, key, text, sizeof text);
+    int64_t length;
     pincer_status_t status;
     (void)context;
+    wait_until(at);
+    length = the_host->settings_get(the_host, key, text, sizeof text);
     if (length == PINCER_SETTING_ERROR) {
         call->fail(call, the_host->last_error(the_host));
         return PINCER_FAILED;
@@ -196,8 +218,8 @@ static pincer_status_t reenter(void *context, pincer_call_t *call)
 static pincer_status_t init(void *context, const pincer_host_t *host, pincer_call_t *reply)
 {
     const struct { const char *signature; pincer_typed_fn_t fn; } typed[] = {
-        { "increment(key: string = \"count\") -> i64", (pincer_typed_fn_t)increment },
-        { "naive(key: string = \"count\") -> i64", (pincer_typed_fn_t)naive },
+        { "increment(key: string = \"count\", at: i64 = 0) -> i64", (pincer_typed_fn_t)increment },
+        { "naive(key: string = \"count\", at: i64 = 0) -> i64", (pincer_typed_fn_t)naive },
         { "keys(prefix: string = \"\") -> string", (pincer_typed_fn_t)keys },
         { "put(key: string, value: string) -> void", (pincer_typed_fn_t)put },
         { "refuse(key: string) -> string", (pincer_typed_fn_t)refuse },
