@@ -72,6 +72,18 @@ final class ConcurrentWritersTests: XCTestCase {
         XCTAssertEqual(ids.count, Self.processes * Self.perProcess, "places lost: \(expectedNames("p").subtracting(ids).sorted())")
         XCTAssertEqual(Set(ids), expectedNames("p"))
     }
+
+    /// A running app removes a place a shell added after the app started:
+    /// the check is made against the stored places, in the transaction.
+    func testAPlaceAddedByAnotherProcessCanBeRemovedByARunningOne() throws {
+        let app = AppHost(stateDirectory: state, withApp: false)
+        let added = try Fixture.pincer(["run", "loc.add", "from-shell", "1", "2"], stateDir: state)
+        XCTAssertEqual(added.status, 0, added.stderr)
+        XCTAssertEqual(try app.text("loc.remove", "from-shell"), "removed from-shell")
+        let list = try json(["run", "loc.presets"]) as? [String: Any]
+        let ids = (list?["result"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        XCTAssertFalse(ids.contains("from-shell"), "\(ids)")
+    }
 }
 
 /// Child processes started together, with their output in files (so no

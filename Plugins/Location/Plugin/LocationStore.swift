@@ -76,8 +76,11 @@ final class LocationStore: @unchecked Sendable {
     }
 
     func remove(_ id: String) throws(LocError) {
-        guard snapshot.places.contains(where: { $0.id == id }) else { throw .notFound("no place '\(id)' added with loc.add") }
-        try change { s in s.places.removeAll { $0.id == id } }
+        // Checked against the stored places, in the transaction: one another process added counts.
+        try change { s throws(LocError) in
+            guard s.places.contains(where: { $0.id == id }) else { throw .notFound("no place '\(id)' added with loc.add") }
+            s.places.removeAll { $0.id == id }
+        }
     }
 
     // MARK: spoofing
@@ -276,19 +279,23 @@ final class LocationStore: @unchecked Sendable {
     /// transaction of the settings store as the write, so places and route
     /// speeds another process adds at the same moment are kept, not
     /// overwritten by this process's older copy.
-    private func change(_ body: (inout Persisted) -> Void) throws(LocError) {
+    private func change(_ body: (inout Persisted) throws(LocError) -> Void) throws(LocError) {
         let result: Result<Void, LocError> = state.withLock { s in
             var changed: Persisted?
+            var refusal: LocError?
             do {
                 try host.updateDocument(LocationStore.key, what: "location settings",
                                         decode: { LocationStore.decode($0) }) { stored in
                     var next = stored ?? Persisted()
-                    body(&next)
+                    do throws(LocError) { try body(&next) } catch {
+                        refusal = error
+                        throw error
+                    }
                     changed = next
                     return LocationStore.encode(next)
                 }
             } catch {
-                return .failure(.storage("could not save the location settings: \(error)"))
+                return .failure(refusal ?? .storage("could not save the location settings: \(error)"))
             }
             if let changed { s = changed }
             return .success(())
