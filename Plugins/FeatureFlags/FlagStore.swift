@@ -5,9 +5,10 @@ import Synchronization
 /// persisted first (one settings write, so it lands whole or not at all),
 /// then published to lock-free readers, then announced.
 ///
-/// The stored document is re-read before each change, so a change made by
-/// another process sharing the store (the `pincer` shell beside a running
-/// app) is merged rather than overwritten.
+/// The stored document is re-read and rewritten in one transaction of the
+/// settings store for each change, so a change made by another process
+/// sharing the store (the `pincer` shell beside a running app, another
+/// shell) at the same moment is merged rather than overwritten.
 final class FlagStore: @unchecked Sendable {
     struct State {
         var flags: [String: Flag] = [:]
@@ -132,22 +133,35 @@ final class FlagStore: @unchecked Sendable {
         return .notFound("flag '\(key)' is not registered (\(known))")
     }
 
-    /// Re-reads the stored state, applies `change`, writes it back, then
-    /// publishes. A failure anywhere leaves memory and store unchanged.
+    /// Re-reads the stored state, applies `change` and writes it back in one
+    /// transaction of the settings store (so a change another process makes
+    /// at the same moment is merged, never overwritten), then publishes. A
+    /// failure anywhere leaves memory and store unchanged.
     private func mutate(_ change: (inout State) throws(FlagError) -> Change) throws(FlagError) {
-        let result: Result<(Change, State), FlagError> = state.withLock { current in
-            var next = merge(stored: load(), into: current)
-            let c: Change
-            do throws(FlagError) { c = try change(&next) } catch { return .failure(error) }
-            do { try host.setSetting(FlagStore.settingsKey, FlagStore.encode(next)) } catch {
-                return .failure(.storage("could not save the flags: \(error)"))
+        let result: Result<Change, FlagError> = state.withLock { current in
+            var outcome: (change: Change, state: State)?
+            var refusal: FlagError?
+            do {
+                try host.updateDocument(FlagStore.settingsKey, what: "flags", decode: FlagStore.decode) { stored in
+                    var next = merge(stored: stored ?? State(), into: current)
+                    do throws(FlagError) {
+                        outcome = (try change(&next), next)
+                    } catch {
+                        refusal = error
+                        throw error
+                    }
+                    return FlagStore.encode(next)
+                }
+            } catch {
+                return .failure(refusal ?? .storage("could not save the flags: \(error)"))
             }
-            current = next
-            publish(next)
-            return .success((c, next))
+            guard let outcome else { return .failure(.storage("could not save the flags: the store did not apply the change")) }
+            current = outcome.state
+            publish(outcome.state)
+            return .success(outcome.change)
         }
         switch result {
-        case .success(let (c, _)): onChange?(c)
+        case .success(let c): onChange?(c)
         case .failure(let e): throw e
         }
     }

@@ -53,8 +53,8 @@ enum Names {
 /// Environments, the current choice and the display variables. Changes are
 /// persisted first (one settings write), then published, then announced to
 /// subscribers outside the lock. Like the flags store, it re-reads the stored
-/// document before each change so a choice made from the `pincer` shell in
-/// another process is merged, not overwritten.
+/// document and writes the changed one in one transaction, so a choice or
+/// registration made from another process is merged, not overwritten.
 final class EnvironmentStore: @unchecked Sendable {
     struct State: Sendable {
         var environments: [String: Environment] = [:]
@@ -127,18 +127,32 @@ final class EnvironmentStore: @unchecked Sendable {
         return from
     }
 
-    /// Runs `change` on the freshly merged state and saves it; returns the
-    /// state before the change.
+    /// Runs `change` on the freshly merged state and saves it, the read and
+    /// the write in one transaction of the settings store (another
+    /// process's change made at the same moment is merged, not lost);
+    /// returns the state before the change.
     private func mutate(_ change: (inout State) throws(ServersError) -> Void) throws(ServersError) -> State {
         let result: Result<State, ServersError> = state.withLock { current in
-            var next = merge(stored: load(), into: current)
-            let before = next
-            do throws(ServersError) { try change(&next) } catch { return .failure(error) }
-            do { try host.setSetting(EnvironmentStore.settingsKey, EnvironmentStore.encode(next)) } catch {
-                return .failure(.storage("could not save the server environments: \(error)"))
+            var outcome: (before: State, after: State)?
+            var refusal: ServersError?
+            do {
+                try host.updateDocument(EnvironmentStore.settingsKey, what: "server environments",
+                                        decode: EnvironmentStore.decode) { stored in
+                    var next = merge(stored: stored ?? State(), into: current)
+                    let before = next
+                    do throws(ServersError) { try change(&next) } catch {
+                        refusal = error
+                        throw error
+                    }
+                    outcome = (before, next)
+                    return EnvironmentStore.encode(next)
+                }
+            } catch {
+                return .failure(refusal ?? .storage("could not save the server environments: \(error)"))
             }
-            current = next
-            return .success(before)
+            guard let outcome else { return .failure(.storage("could not save the server environments: the store did not apply the change")) }
+            current = outcome.after
+            return .success(outcome.before)
         }
         return try result.get()
     }

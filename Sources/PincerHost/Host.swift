@@ -376,6 +376,7 @@ public final class Host: @unchecked Sendable {
             if let stop = record.shutdown {
                 runtime.gate.withLock { stop(record.context) }
             }
+            runtime.markShutDown()
         }
     }
 

@@ -38,6 +38,9 @@ final class PluginRuntime: @unchecked Sendable {
     let gate = Lock(recursive: true)
     private let errorLock = Lock()
     private var lastError: UnsafeMutablePointer<CChar>? = strdup("")
+    /// Set once the plugin's shutdown has returned: a thread it left behind
+    /// may still call the table, and its settings calls must not land.
+    private var hasShutDown = false
 
     init(info: PluginInfo, record: UnsafePointer<pincer_plugin_t>, host: Host) {
         self.info = info
@@ -71,6 +74,28 @@ final class PluginRuntime: @unchecked Sendable {
         errorLock.withLock { UnsafePointer(lastError) }
     }
 
+    /// Called by the host when the plugin's shutdown has returned.
+    func markShutDown() { errorLock.withLock { hasShutDown = true } }
+
+    /// The store for this plugin's settings call `slot`, or the status
+    /// (recorded for last_error) saying why there is none.
+    func settingsStore(for slot: String) -> Result<SettingsStore, SettingsRefusal> {
+        if errorLock.withLock({ hasShutDown }) {
+            return .failure(SettingsRefusal(status: failed(PINCER_FAILED,
+                "\(slot): plugin \(info.id) has shut down; its settings can no longer be read or written (nothing was written)")))
+        }
+        guard let host else {
+            return .failure(SettingsRefusal(status: failed(PINCER_FAILED, "\(slot): the host of plugin \(info.id) is gone")))
+        }
+        do {
+            return .success(try host.settings())
+        } catch {
+            return .failure(SettingsRefusal(status: failed(PINCER_FAILED, "\(slot): \(error)")))
+        }
+    }
+
+    struct SettingsRefusal: Error { let status: pincer_status_t }
+
     // MARK: the host API table
 
     private static let hostName: StaticString = "pincer"
@@ -103,9 +128,14 @@ final class PluginRuntime: @unchecked Sendable {
             return host.addCommand(command, from: p)
         }
         t.settings_get = { table, key, buffer, capacity in
-            guard let p = PluginRuntime.from(table), let host = p.host, let key else { return PINCER_SETTING_ERROR }
+            guard let p = PluginRuntime.from(table) else { return PINCER_SETTING_ERROR }
+            guard let key else {
+                _ = p.failed(PINCER_INVALID_ARGUMENT, "settings_get: key is NULL")
+                return PINCER_SETTING_ERROR
+            }
+            guard case .success(let store) = p.settingsStore(for: "settings_get") else { return PINCER_SETTING_ERROR }
             do {
-                guard let value = try host.settings().get(namespace: p.info.id, key: String(cString: key)) else {
+                guard let value = try store.get(namespace: p.info.id, key: String(cString: key)) else {
                     return PINCER_SETTING_MISSING
                 }
                 return value.withCString { src in
@@ -123,10 +153,15 @@ final class PluginRuntime: @unchecked Sendable {
             }
         }
         t.settings_set = { table, key, value in
-            guard let p = PluginRuntime.from(table), let host = p.host else { return PINCER_INVALID_ARGUMENT }
+            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
             guard let key, key.pointee != 0 else { return p.failed(PINCER_INVALID_ARGUMENT, "settings_set: key is empty") }
+            let store: SettingsStore
+            switch p.settingsStore(for: "settings_set") {
+            case .success(let s): store = s
+            case .failure(let refusal): return refusal.status
+            }
             do {
-                try host.settings().set(namespace: p.info.id, key: String(cString: key), value: value.map { String(cString: $0) })
+                try store.set(namespace: p.info.id, key: String(cString: key), value: value.map { String(cString: $0) })
                 return PINCER_OK
             } catch {
                 return p.failed(PINCER_FAILED, "settings_set: \(error)")
@@ -175,6 +210,57 @@ final class PluginRuntime: @unchecked Sendable {
             guard let p = PluginRuntime.from(table), let host = p.host else { return PINCER_INVALID_ARGUMENT }
             guard let entry else { return p.failed(PINCER_INVALID_ARGUMENT, "update_entry: entry is NULL") }
             return host.updateEntry(entry, from: p)
+        }
+        t.settings_update = { table, key, update, context in
+            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let key, key.pointee != 0 else { return p.failed(PINCER_INVALID_ARGUMENT, "settings_update: key is empty") }
+            guard let update else { return p.failed(PINCER_INVALID_ARGUMENT, "settings_update: the update callback is NULL") }
+            let store: SettingsStore
+            switch p.settingsStore(for: "settings_update") {
+            case .success(let s): store = s
+            case .failure(let refusal): return refusal.status
+            }
+            let name = String(cString: key)
+            let decided: SettingsStore.Change
+            do {
+                decided = try store.update(namespace: p.info.id, key: name) { current in
+                    var proposed: UnsafePointer<CChar>?
+                    let action = current.map { text in text.withCString { update(context, $0, &proposed) } }
+                        ?? update(context, nil, &proposed)
+                    switch action {
+                    case PINCER_SETTING_KEEP: return .keep
+                    case PINCER_SETTING_REPLACE: return proposed.map { .set(String(cString: $0)) } ?? .cancel
+                    case PINCER_SETTING_DELETE: return .remove
+                    default: return .cancel
+                    }
+                }
+            } catch {
+                return p.failed(PINCER_FAILED, "settings_update: \(error)")
+            }
+            guard decided != .cancel else {
+                return p.failed(PINCER_CANCELLED, "settings_update: the update of setting \"\(name)\" was cancelled by its callback; nothing was written")
+            }
+            return PINCER_OK
+        }
+        t.settings_list = { table, prefix, each, context in
+            guard let p = PluginRuntime.from(table) else { return PINCER_INVALID_ARGUMENT }
+            guard let each else { return p.failed(PINCER_INVALID_ARGUMENT, "settings_list: the callback is NULL") }
+            let store: SettingsStore
+            switch p.settingsStore(for: "settings_list") {
+            case .success(let s): store = s
+            case .failure(let refusal): return refusal.status
+            }
+            let rows: [(key: String, value: String)]
+            do {
+                rows = try store.all(namespace: p.info.id, prefix: prefix.map { String(cString: $0) } ?? "")
+            } catch {
+                return p.failed(PINCER_FAILED, "settings_list: \(error)")
+            }
+            // Called after the read, with the store unlocked: the callback may use the settings.
+            for row in rows {
+                row.key.withCString { k in row.value.withCString { each(context, k, $0) } }
+            }
+            return PINCER_OK
         }
         return t
     }

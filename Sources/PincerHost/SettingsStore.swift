@@ -32,8 +32,12 @@ public final class SettingsStore: @unchecked Sendable {
     private let db: OpaquePointer
     private let statements: Statements
     private let lock = Mutex(())
+    /// The thread running an `update` callback (0: none). A call into the
+    /// store from that callback would wait for its own lock; it fails instead.
+    private let updatingThread = Atomic<UInt>(0)
 
-    /// Opens (creating if needed, with parent directories, mode 0700) `<directory>/settings.sqlite3`.
+    /// Opens (creating if needed, with parent directories, mode 0700) `<directory>/settings.sqlite3`,
+    /// a file only its owner can read (0600, whatever the umask; SQLite gives its -wal and -shm the same mode).
     public init(directory: String) throws(StoreError) {
         guard !directory.isEmpty else {
             throw StoreError("settings store: no directory given (empty path)")
@@ -84,25 +88,16 @@ public final class SettingsStore: @unchecked Sendable {
 
     public func get(namespace: String, key: String) throws(StoreError) -> String? {
         let op = "reading \(Self.describe(namespace, key))"
+        try refuseReentry(op)
         return try lock.withLock { _ throws(StoreError) -> String? in
-            let stmt = statements.select
-            defer { Self.resetStatement(stmt) }
-            try bind(stmt, 1, namespace, op)
-            try bind(stmt, 2, key, op)
-            switch sqlite3_step(stmt) {
-            case SQLITE_ROW:
-                return Self.columnString(stmt, 0)
-            case SQLITE_DONE:
-                return nil
-            case let rc:
-                throw failure(op, rc)
-            }
+            try select(namespace: namespace, key: key, op)
         }
     }
 
     /// nil removes the key.
     public func set(namespace: String, key: String, value: String?) throws(StoreError) {
         let op = (value == nil ? "removing " : "writing ") + Self.describe(namespace, key)
+        try refuseReentry(op)
         try lock.withLock { _ throws(StoreError) in
             try inTransaction(op) { () throws(StoreError) in
                 try write(namespace: namespace, key: key, value: value, op)
@@ -114,6 +109,7 @@ public final class SettingsStore: @unchecked Sendable {
     public func set(namespace: String, values: [(key: String, value: String?)]) throws(StoreError) {
         if values.isEmpty { return }
         let op = "writing \(values.count) setting(s) in namespace \"\(namespace)\""
+        try refuseReentry(op)
         try lock.withLock { _ throws(StoreError) in
             try inTransaction(op) { () throws(StoreError) in
                 for (key, value) in values {
@@ -124,10 +120,61 @@ public final class SettingsStore: @unchecked Sendable {
         }
     }
 
-    /// All settings of a namespace, sorted by key (byte order of the UTF-8 text).
-    public func all(namespace: String) throws(StoreError) -> [(key: String, value: String)] {
+    /// What an `update` decides for the setting it read.
+    public enum Change: Sendable, Equatable {
+        /// Leave it as it is (nothing is written).
+        case keep
+        /// Store this value.
+        case set(String)
+        /// Remove the key.
+        case remove
+        /// Refuse the change: nothing is written, and the caller says why.
+        case cancel
+    }
+
+    /// Reads `key`, lets `decide` choose from its current value (nil when
+    /// unset) what it becomes, and writes that, all in one `BEGIN IMMEDIATE`
+    /// transaction: no other process or thread can write the store between
+    /// the read and the write, so a read-modify-write never loses another's
+    /// change. Returns what `decide` returned.
+    ///
+    /// `decide` runs once, on the calling thread, with the store locked for
+    /// writing (other writers, here and in other processes, wait): keep it
+    /// quick, and do not use this store from it (such a call fails with a
+    /// StoreError instead of waiting for itself). It is not called when the
+    /// write lock cannot be had within the busy timeout.
+    @discardableResult
+    public func update(namespace: String, key: String, _ decide: (String?) -> Change) throws(StoreError) -> Change {
+        let op = "updating " + Self.describe(namespace, key)
+        try refuseReentry(op)
+        return try lock.withLock { _ throws(StoreError) -> Change in
+            var decided = Change.keep
+            try inTransactionOrRollback(op, { () throws(StoreError) -> Bool in
+                let current = try select(namespace: namespace, key: key, op)
+                updatingThread.store(Self.currentThread, ordering: .releasing)
+                decided = decide(current)
+                updatingThread.store(0, ordering: .releasing)
+                switch decided {
+                case .keep, .cancel:
+                    return false
+                case .set(let value):
+                    try write(namespace: namespace, key: key, value: value, op)
+                case .remove:
+                    try write(namespace: namespace, key: key, value: nil, op)
+                }
+                return true
+            })
+            return decided
+        }
+    }
+
+    /// All settings of a namespace, sorted by key (byte order of the UTF-8
+    /// text), read in one transaction; with `prefix`, those whose key starts
+    /// with it (compared byte for byte).
+    public func all(namespace: String, prefix: String = "") throws(StoreError) -> [(key: String, value: String)] {
         let op = "listing namespace \"\(namespace)\""
-        return try lock.withLock { _ throws(StoreError) -> [(key: String, value: String)] in
+        try refuseReentry(op)
+        let rows = try lock.withLock { _ throws(StoreError) -> [(key: String, value: String)] in
             let stmt = statements.selectAll
             defer { Self.resetStatement(stmt) }
             try bind(stmt, 1, namespace, op)
@@ -142,6 +189,17 @@ public final class SettingsStore: @unchecked Sendable {
                     throw failure(op, rc)
                 }
             }
+        }
+        return prefix.isEmpty ? rows : rows.filter { $0.key.utf8.starts(with: prefix.utf8) }
+    }
+
+    /// The connection's `PRAGMA synchronous` (0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA).
+    public var synchronousLevel: Int {
+        lock.withLock { _ in
+            var handle: OpaquePointer?
+            guard sqlite3_prepare_v2(db, "PRAGMA synchronous", -1, &handle, nil) == SQLITE_OK, let stmt = handle else { return -1 }
+            defer { sqlite3_finalize(stmt) }
+            return sqlite3_step(stmt) == SQLITE_ROW ? Int(sqlite3_column_int(stmt, 0)) : -1
         }
     }
 
@@ -161,7 +219,32 @@ public final class SettingsStore: @unchecked Sendable {
         return "/tmp/pincer-\(getuid())"
     }
 
-    // MARK: Writing (caller holds the lock)
+    // MARK: Reading and writing (caller holds the lock)
+
+    private static var currentThread: UInt { UInt(pthread_self()) }
+
+    private func refuseReentry(_ op: String) throws(StoreError) {
+        if updatingThread.load(ordering: .acquiring) == Self.currentThread {
+            throw StoreError("settings store \(path): \(op) was called from inside an update of the same store "
+                + "(an update callback must not use the settings; it would wait for its own lock)")
+        }
+    }
+
+    private func select(namespace: String, key: String, _ op: String) throws(StoreError) -> String? {
+        let stmt = statements.select
+        defer { Self.resetStatement(stmt) }
+        try bind(stmt, 1, namespace, op)
+        try bind(stmt, 2, key, op)
+        switch sqlite3_step(stmt) {
+        case SQLITE_ROW:
+            return Self.columnString(stmt, 0)
+        case SQLITE_DONE:
+            return nil
+        case let rc:
+            throw failure(op, rc)
+        }
+    }
+
 
     private func write(namespace: String, key: String, value: String?, _ op: String) throws(StoreError) {
         let stmt = value == nil ? statements.delete : statements.upsert
@@ -175,10 +258,22 @@ public final class SettingsStore: @unchecked Sendable {
 
     /// BEGIN IMMEDIATE ... COMMIT around `body`; rolls back on any error.
     private func inTransaction(_ op: String, _ body: () throws(StoreError) -> Void) throws(StoreError) {
+        try inTransactionOrRollback(op, { () throws(StoreError) -> Bool in
+            try body()
+            return true
+        })
+    }
+
+    /// BEGIN IMMEDIATE ... COMMIT around `body`, or ROLLBACK when it returns
+    /// false (nothing to write) or throws.
+    private func inTransactionOrRollback(_ op: String, _ body: () throws(StoreError) -> Bool) throws(StoreError) {
         try stepToEnd(statements.begin, op + " (BEGIN IMMEDIATE)")
         do throws(StoreError) {
-            try body()
-            try stepToEnd(statements.commit, op + " (COMMIT)")
+            if try body() {
+                try stepToEnd(statements.commit, op + " (COMMIT)")
+            } else {
+                try stepToEnd(statements.rollback, op + " (ROLLBACK)")
+            }
         } catch {
             // Some errors (e.g. SQLITE_FULL, IOERR) already rolled back; only roll back if still open.
             if sqlite3_get_autocommit(db) == 0 {
@@ -256,7 +351,8 @@ public final class SettingsStore: @unchecked Sendable {
     /// Opens `path`, checks it is a readable database of a schema version we
     /// understand, configures the connection and creates the schema.
     private static func openChecked(_ path: String) throws(StoreError) -> OpenOutcome {
-        let identity = FileSystem.identity(of: path)  // nil: no file yet
+        try FileSystem.makePrivate(path)
+        let identity = FileSystem.identity(of: path)
 
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
@@ -315,7 +411,10 @@ public final class SettingsStore: @unchecked Sendable {
             // Returns the resulting mode; a file system without WAL support keeps
             // its old mode, which still works (just with less concurrency).
             _ = try query(db, "PRAGMA journal_mode=WAL")
-            _ = try query(db, "PRAGMA synchronous=NORMAL")
+            // FULL: each commit is on disk (the WAL fsynced) before it is
+            // acknowledged, so it survives a power loss; NORMAL only
+            // survives a crash of the process.
+            _ = try query(db, "PRAGMA synchronous=FULL")
         } catch {
             throw fail("configuring the connection", error)
         }
@@ -471,6 +570,32 @@ private enum FileSystem {
             let code = errno
             if code == EEXIST, stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return }
             throw StoreError("could not create directory \(directory) for settings store \(file): \(errorText(code))")
+        }
+        // mkdir's mode is reduced by the umask; the directory is the owner's alone whatever it is.
+        chmod(directory, 0o700)
+    }
+
+    /// Creates the store file owner-only (0600, exactly: the umask only
+    /// removes bits, so fchmod sets it) before SQLite opens it, as SQLite
+    /// would create it 0644 less the umask. A store of ours found readable
+    /// by others (made by an older pincer) is narrowed to 0600, with its
+    /// -wal and -shm, whose modes SQLite copies from the database file.
+    static func makePrivate(_ path: String) throws(StoreError) {
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd >= 0 {
+            let failed = fchmod(fd, 0o600) != 0 ? errno : 0
+            close(fd)
+            if failed != 0 { throw StoreError("could not make settings store \(path) private (mode 0600): \(errorText(failed))") }
+            return
+        }
+        guard errno == EEXIST else { return }  // let SQLite report why it cannot open the file
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            guard lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid(),
+                  info.st_mode & 0o077 != 0 else { continue }
+            if chmod(file, 0o600) != 0 {
+                throw StoreError("could not make settings store file \(file) private (mode 0600): \(errorText(errno))")
+            }
         }
     }
 

@@ -74,6 +74,89 @@ public final class PluginHost: @unchecked Sendable {
         try check(status)
     }
 
+    /// What `updateSetting` does with the value it read.
+    public enum SettingChange: Sendable, Equatable {
+        /// Leave it as it is; nothing is written.
+        case keep
+        /// Store this value.
+        case set(String)
+        /// Remove the key.
+        case remove
+    }
+
+    private final class UpdateBox {
+        let decide: (String?) throws -> SettingChange
+        var failure: (any Error)?
+        var value: UnsafeMutablePointer<CChar>?
+        init(_ decide: @escaping (String?) throws -> SettingChange) { self.decide = decide }
+        deinit { free(value) }
+    }
+
+    /// Changes a setting atomically (settings_update, ABI 1.4): `decide`
+    /// gets the stored value (nil when unset) and says what it becomes, and
+    /// the read and the write are one transaction of the store, so a change
+    /// another process makes in between is never overwritten. `decide` runs
+    /// once, on this thread, with the store locked: keep it quick and do not
+    /// use the settings from it. An error it throws cancels the change
+    /// (nothing is written) and is rethrown here. Throws PINCER_UNSUPPORTED
+    /// on a host older than 1.4.
+    public func updateSetting(_ key: String, _ decide: (String?) throws -> SettingChange) throws {
+        guard hasSlot(\.settings_update), let update = table.pointee.settings_update else {
+            throw CommandError("this host (ABI \(table.pointee.abi_major).\(table.pointee.abi_minor)) has no settings_update "
+                + "(ABI 1.4), so setting '\(key)' cannot be changed atomically", status: PINCER_UNSUPPORTED)
+        }
+        let status = try withoutActuallyEscaping(decide) { decide -> pincer_status_t in
+            let box = UpdateBox(decide)
+            let status = withExtendedLifetime(box) {
+                key.withCString { k in
+                    update(table, k, { context, current, newValue in
+                        let box = Unmanaged<UpdateBox>.fromOpaque(context!).takeUnretainedValue()
+                        do {
+                            switch try box.decide(current.map { String(cString: $0) }) {
+                            case .keep: return PINCER_SETTING_KEEP
+                            case .remove: return PINCER_SETTING_DELETE
+                            case .set(let text):
+                                free(box.value)
+                                box.value = strdup(text)
+                                newValue?.pointee = UnsafePointer(box.value)
+                                return PINCER_SETTING_REPLACE
+                            }
+                        } catch {
+                            box.failure = error
+                            return PINCER_SETTING_CANCEL
+                        }
+                    }, Unmanaged.passUnretained(box).toOpaque())
+                }
+            }
+            if let failure = box.failure { throw failure }
+            return status
+        }
+        try check(status)
+    }
+
+    /// The plugin's settings whose key starts with `prefix` ("" for all),
+    /// sorted by key, from one read of the store (settings_list, ABI 1.4).
+    /// Throws PINCER_UNSUPPORTED on a host older than 1.4.
+    public func settings(prefix: String = "") throws -> [(key: String, value: String)] {
+        guard hasSlot(\.settings_list), let list = table.pointee.settings_list else {
+            throw CommandError("this host (ABI \(table.pointee.abi_major).\(table.pointee.abi_minor)) has no settings_list (ABI 1.4)",
+                               status: PINCER_UNSUPPORTED)
+        }
+        final class Rows { var list: [(key: String, value: String)] = [] }
+        let rows = Rows()
+        let status = withExtendedLifetime(rows) {
+            prefix.withCString { p in
+                list(table, p, { context, key, value in
+                    guard let context, let key else { return }
+                    Unmanaged<Rows>.fromOpaque(context).takeUnretainedValue().list
+                        .append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+                }, Unmanaged.passUnretained(rows).toOpaque())
+            }
+        }
+        try check(status)
+        return rows.list
+    }
+
     /// A document the plugin keeps under one setting: nil when there is
     /// none. One that `decode` rejects is moved aside to "<key>.unreadable"
     /// (so nothing is lost), logged with `what` and the reason, and reads as nil.
@@ -82,11 +165,49 @@ public final class PluginHost: @unchecked Sendable {
         switch decode(text) {
         case .success(let value): return value
         case .failure(let why):
-            log(.error, "stored \(what) are unreadable (\(why)); kept them under the key '\(key).unreadable' and started empty")
-            try? setSetting("\(key).unreadable", text)
-            try? setSetting(key, nil)
+            setAside(key, text, what: what, why: "\(why)")
             return nil
         }
+    }
+
+    /// Keeps an unreadable document under "<key>.unreadable" and removes it
+    /// from `key`, but only if `key` still holds that text: a readable
+    /// document another process wrote meanwhile is left alone.
+    private func setAside(_ key: String, _ text: String, what: String, why: String) {
+        log(.error, "stored \(what) are unreadable (\(why)); kept them under the key '\(key).unreadable' and started empty")
+        try? setSetting("\(key).unreadable", text)
+        if hasSlot(\.settings_update) {
+            try? updateSetting(key) { current in current == text ? .remove : .keep }
+        } else {
+            try? setSetting(key, nil)
+        }
+    }
+
+    /// The read-modify-write form of `storedDocument`: in one transaction
+    /// (`updateSetting`), decodes the stored document (nil when there is
+    /// none), lets `change` make the new one from it, and stores that. A
+    /// document `decode` rejects is first set aside as `storedDocument`
+    /// does, and `change` then gets nil. `change` runs with the store
+    /// locked (quick, no settings calls); an error it throws leaves the
+    /// store unchanged and is rethrown.
+    public func updateDocument<T, E: Error>(_ key: String, what: String, decode: (String) -> Result<T, E>,
+                                            _ change: (T?) throws -> String) throws {
+        // Twice at most: once more only after an unreadable document was set aside.
+        for _ in 0..<2 {
+            var unreadable: (text: String, why: String)?
+            try updateSetting(key) { text in
+                guard let text else { return .set(try change(nil)) }
+                switch decode(text) {
+                case .success(let document): return .set(try change(document))
+                case .failure(let why):
+                    unreadable = (text, "\(why)")
+                    return .keep
+                }
+            }
+            guard let (text, why) = unreadable else { return }
+            setAside(key, text, what: what, why: why)
+        }
+        throw CommandError("stored \(what) under '\(key)' are still unreadable after setting them aside")
     }
 
     // MARK: events and services

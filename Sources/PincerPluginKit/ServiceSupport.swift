@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// The `last_error` of a service table: one message per thread, valid until
 /// that thread's next call into the service (the errno / sqlite3_errmsg
@@ -80,17 +81,30 @@ public enum TextFile {
     }
 
     /// Streams what `produce` hands its `write` function into a temporary
-    /// file beside `path`, flushes it to disk and renames it over `path`, so
-    /// readers see the old file or the new one, never half of it; on any
-    /// error the temporary file is removed. Returns the bytes written.
+    /// file beside `path`, flushes it to disk and renames it over `path`
+    /// (then flushes the directory), so readers see the old file or the new
+    /// one, never half of it, and once it returns the new one survives a
+    /// power loss; on any error the temporary file is removed. Returns the
+    /// bytes written.
+    ///
+    /// `mode`: the default 0644 is reduced by the umask, as for any file a
+    /// tool exports. An owner-only mode (nothing for group and others, e.g.
+    /// 0600, for files in the state directory) is applied exactly, whatever
+    /// the umask. The temporary file is owner-only until it is complete.
     @discardableResult
     public static func writeAtomically(to path: String, mode: mode_t = 0o644,
                                        _ produce: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws -> Int {
-        let temporary = "\(path).tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        // Unique per call: two threads writing one path must not share a temporary file.
+        let temporary = "\(path).tmp-\(getpid())-\(temporaryCounter.add(1, ordering: .relaxed).newValue)"
+        // O_EXCL after unlinking a leftover: never write through a planted file or symlink.
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 0o700)
         guard fd >= 0 else { throw CommandError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
         var total = 0
         do {
+            // Owner-only: exactly `mode`. Otherwise what open(2) would give `mode` under the umask.
+            let final = mode & 0o077 == 0 ? mode : mode & ~currentUmask()
+            guard fchmod(fd, final) == 0 else { throw CommandError("cannot set the mode of \(temporary): \(String(cString: strerror(errno)))") }
             try produce { bytes in
                 var written = 0
                 while written < bytes.count {
@@ -113,8 +127,36 @@ public enum TextFile {
             unlink(temporary)
             throw CommandError("cannot replace \(path): \(why)")
         }
+        // The rename is only durable once the directory is on disk too (else a power loss may undo it).
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD >= 0 {
+            let synced = fsync(dirFD) == 0 || errno == EINVAL  // EINVAL: a file system that cannot sync directories
+            let why = String(cString: strerror(errno))
+            close(dirFD)
+            guard synced else { throw CommandError("wrote \(path), but flushing its directory \(directory) failed: \(why)") }
+        }
         return total
     }
+}
+
+private let temporaryCounter = Atomic<Int>(0)
+
+/// The process's umask, read from /proc (umask(2) can only be read by
+/// changing it, which would race with other threads creating files); 022
+/// when /proc cannot say.
+func currentUmask() -> mode_t {
+    guard let f = fopen("/proc/self/status", "r") else { return 0o022 }
+    defer { fclose(f) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, Int32(line.count), f) != nil {
+        let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        guard text.hasPrefix("Umask:") else { continue }
+        let digits = text.dropFirst(6).filter { $0 >= "0" && $0 <= "7" }
+        return mode_t(digits.prefix(4), radix: 8) ?? 0o022
+    }
+    return 0o022
 }
 
 /// The Swift side of a service table (service.h). Subclass it with the

@@ -264,6 +264,20 @@ final class FlagsTests: XCTestCase {
         XCTAssertTrue(app.logs.all.contains { $0.level == .error && $0.message.contains("stored flags are unreadable (line 1, column") },
                       "\(app.logs.all.map(\.message))")
     }
+
+    /// A document damaged while the app runs is met inside a change's
+    /// transaction: it is set aside the same way, and the change (with the
+    /// app's registrations) is written over a fresh document.
+    func testUnreadableStateMetDuringAChangeIsSetAsideAndTheChangeLands() throws {
+        let app = AppHost()
+        let store = try SettingsStore(directory: app.stateDirectory)
+        try store.set(namespace: "dev.pincer.flags", key: "state", value: "not json")
+        try app.run("flags.register", "after-damage", "bool", "true")
+        XCTAssertEqual(try store.get(namespace: "dev.pincer.flags", key: "state.unreadable"), "not json")
+        app.restart(withApp: false)
+        let keys = (try app.json("flags.list")["flags"]?.arrayValue ?? []).compactMap { $0["key"]?.stringValue }
+        XCTAssertEqual(keys, ["dark-mode", "max-items", "ratio", "greeting", "after-damage"])
+    }
 }
 
 /// A call run on a thread of its own, timed; `wait` gives its error, if any.

@@ -41,7 +41,10 @@ final class SDKTests: XCTestCase {
         // 1.1 appended update_entry.
         XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.update_entry), 136)
         XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.state_directory), 144)
-        XCTAssertEqual(MemoryLayout<pincer_host_t>.size, 152)
+        // 1.4 appended settings_update and settings_list.
+        XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.settings_update), 152)
+        XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.settings_list), 160)
+        XCTAssertEqual(MemoryLayout<pincer_host_t>.size, 168)
         XCTAssertEqual(MemoryLayout<pincer_call_t>.offset(of: \.output), 40) // 1.1
         XCTAssertEqual(MemoryLayout<pincer_call_t>.offset(of: \.output_format), 48) // 1.3
         XCTAssertEqual(MemoryLayout<pincer_call_t>.size, 56)

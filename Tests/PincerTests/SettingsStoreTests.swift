@@ -329,6 +329,103 @@ final class SettingsStoreTests: XCTestCase {
         XCTAssertEqual(try store.get(namespace: "ns", key: "late"), "y")
     }
 
+    // MARK: Durability and privacy (README "Settings store")
+
+    /// FULL, in WAL mode: a commit is fsynced before it is acknowledged, so
+    /// it survives a power loss (NORMAL would only survive a crash).
+    func testCommitsAreSynchronousFull() throws {
+        let store = try SettingsStore(directory: directory)
+        XCTAssertEqual(store.synchronousLevel, 2, "PRAGMA synchronous (2 is FULL)")
+    }
+
+    private func mode(_ path: String) -> mode_t {
+        var info = stat()
+        XCTAssertEqual(lstat(path, &info), 0, "\(path): \(String(cString: strerror(errno)))")
+        return info.st_mode & 0o7777
+    }
+
+    /// Made with umask 000, where SQLite alone would make the file 0644.
+    func testTheStoreIsOwnerOnlyWhateverTheUmask() throws {
+        let old = umask(0)
+        defer { umask(old) }
+        let nested = directory + "/a/b"
+        let store = try SettingsStore(directory: nested)
+        try store.set(namespace: "ns", key: "k", value: "v")
+        XCTAssertEqual(mode(nested), 0o700)
+        XCTAssertEqual(mode(directory + "/a"), 0o700)
+        for suffix in ["", "-wal", "-shm"] {
+            XCTAssertEqual(mode(store.path + suffix), 0o600, "settings.sqlite3\(suffix)")
+        }
+    }
+
+    /// A store an older pincer left readable by others is narrowed to 0600 when opened.
+    func testAWiderStoreIsNarrowedWhenOpened() throws {
+        do {
+            let store = try SettingsStore(directory: directory)
+            try store.set(namespace: "ns", key: "k", value: "v")
+        }
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: storePath + suffix) {
+            XCTAssertEqual(chmod(storePath + suffix, 0o644), 0)
+        }
+        let store = try SettingsStore(directory: directory)
+        XCTAssertEqual(try store.get(namespace: "ns", key: "k"), "v")
+        XCTAssertEqual(mode(storePath), 0o600)
+    }
+
+    // MARK: Update (read-modify-write in one transaction)
+
+    /// Two store instances (two connections, as two processes have) adding
+    /// one to the same counter from two threads: with update, not one
+    /// increment is lost.
+    func testUpdateIsOneTransactionAcrossConnections() throws {
+        let stores = [try SettingsStore(directory: directory), try SettingsStore(directory: directory)]
+        let perThread = 300
+        let failures = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for store in stores {
+            group.enter()
+            Thread {
+                for _ in 0..<perThread {
+                    do {
+                        try store.update(namespace: "c", key: "n") { current in .set(String((current.flatMap { Int($0) } ?? 0) + 1)) }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                }
+                group.leave()
+            }.start()
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertEqual(try stores[0].get(namespace: "c", key: "n"), "\(2 * perThread)")
+    }
+
+    func testUpdateKeepRemoveCancelAndReentry() throws {
+        let store = try SettingsStore(directory: directory)
+        try store.set(namespace: "ns", key: "k", value: "v")
+        XCTAssertEqual(try store.update(namespace: "ns", key: "k") { current in
+            XCTAssertEqual(current, "v")
+            return .keep
+        }, .keep)
+        XCTAssertEqual(try store.update(namespace: "ns", key: "k") { _ in .cancel }, .cancel)
+        XCTAssertEqual(try store.get(namespace: "ns", key: "k"), "v")
+        XCTAssertEqual(try store.update(namespace: "ns", key: "k") { _ in .remove }, .remove)
+        XCTAssertNil(try store.get(namespace: "ns", key: "k"))
+        XCTAssertEqual(try store.update(namespace: "ns", key: "new") { current in
+            XCTAssertNil(current)
+            return .set("made")
+        }, .set("made"))
+        // From inside the callback the store refuses (it would wait for its own lock) and the update still applies.
+        var inner = ""
+        try store.update(namespace: "ns", key: "new") { _ in
+            do { _ = try store.get(namespace: "ns", key: "other") } catch { inner = "\(error)" }
+            return .set("after")
+        }
+        XCTAssertTrue(inner.contains("was called from inside an update of the same store"), inner)
+        XCTAssertEqual(try store.get(namespace: "ns", key: "new"), "after")
+        XCTAssertEqual(try store.all(namespace: "ns", prefix: "ne").map(\.key), ["new"])
+    }
+
     // MARK: Default directory
 
     func testDefaultDirectory() {

@@ -76,8 +76,11 @@ final class LocationStore: @unchecked Sendable {
     }
 
     func remove(_ id: String) throws(LocError) {
-        guard snapshot.places.contains(where: { $0.id == id }) else { throw .notFound("no place '\(id)' added with loc.add") }
-        try change { s in s.places.removeAll { $0.id == id } }
+        // Checked against the stored places, in the transaction: one another process added counts.
+        try change { s throws(LocError) in
+            guard s.places.contains(where: { $0.id == id }) else { throw .notFound("no place '\(id)' added with loc.add") }
+            s.places.removeAll { $0.id == id }
+        }
     }
 
     // MARK: spoofing
@@ -126,7 +129,7 @@ final class LocationStore: @unchecked Sendable {
         for route in new {
             let path = "\(dir)/\(LocationStore.fileName(route.name)).gpx"
             do {
-                try TextFile.writeAtomically(to: path) { write in try write(RouteFormats.writeGPX([route], creator: "pincer loc")) }
+                try TextFile.writeAtomically(to: path, mode: 0o600) { write in try write(RouteFormats.writeGPX([route], creator: "pincer loc")) }
             } catch {
                 throw .storage("could not keep route '\(route.name)': \(error)")
             }
@@ -145,7 +148,8 @@ final class LocationStore: @unchecked Sendable {
     private func routeDirectory() -> String? {
         guard let base = host.stateDirectory else { return nil }
         let dir = base + "/routes"
-        mkdir(dir, 0o755)
+        // Owner-only like the rest of the state directory (mkdir's mode is reduced by the umask, so set it after).
+        if mkdir(dir, 0o700) == 0 { chmod(dir, 0o700) }
         return dir
     }
 
@@ -271,14 +275,29 @@ final class LocationStore: @unchecked Sendable {
 
     // MARK: persistence
 
-    private func change(_ body: (inout Persisted) -> Void) throws(LocError) {
+    /// Applies `body` to the stored document, re-read in the same
+    /// transaction of the settings store as the write, so places and route
+    /// speeds another process adds at the same moment are kept, not
+    /// overwritten by this process's older copy.
+    private func change(_ body: (inout Persisted) throws(LocError) -> Void) throws(LocError) {
         let result: Result<Void, LocError> = state.withLock { s in
-            var next = s
-            body(&next)
-            do { try host.setSetting(LocationStore.key, LocationStore.encode(next)) } catch {
-                return .failure(.storage("could not save the location settings: \(error)"))
+            var changed: Persisted?
+            var refusal: LocError?
+            do {
+                try host.updateDocument(LocationStore.key, what: "location settings",
+                                        decode: { LocationStore.decode($0) }) { stored in
+                    var next = stored ?? Persisted()
+                    do throws(LocError) { try body(&next) } catch {
+                        refusal = error
+                        throw error
+                    }
+                    changed = next
+                    return LocationStore.encode(next)
+                }
+            } catch {
+                return .failure(refusal ?? .storage("could not save the location settings: \(error)"))
             }
-            s = next
+            if let changed { s = changed }
             return .success(())
         }
         try result.get()

@@ -1,0 +1,123 @@
+import Foundation
+import XCTest
+
+/// Several real `pincer` processes changing the same plugin state at once,
+/// each change reported as done, then an exact count of what survived
+/// (issue 16: registrations made at the same time were lost). Each process
+/// runs a piped `pincer shell`, so its changes follow one another quickly
+/// while the others' land in between.
+final class ConcurrentWritersTests: XCTestCase {
+    static let processes = 6
+    static let perProcess = 15
+
+    private var state = ""
+
+    override func setUp() {
+        state = Fixture.temporaryDirectory("pincer-writers")
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: state)
+    }
+
+    /// Starts every process before waiting for any, then checks that each
+    /// exited 0 having acknowledged each of its lines.
+    private func runShells(_ script: (_ process: Int) -> [String], acknowledgement: String,
+                           file: StaticString = #filePath, line: UInt = #line) throws {
+        let scripts = (0..<Self.processes).map(script)
+        let results = try ConcurrentProcesses.run(Fixture.pincer, arguments: ["shell"], stateDir: state,
+                                                  inputs: scripts.map { $0.joined(separator: "\n") + "\n" })
+        for (i, r) in results.enumerated() {
+            XCTAssertEqual(r.status, 0, "process \(i): \(r.stderr)", file: file, line: line)
+            let acknowledged = r.stdout.components(separatedBy: acknowledgement).count - 1
+            XCTAssertEqual(acknowledged, scripts[i].count, "process \(i) acknowledged \(acknowledged) of \(scripts[i].count): \(r.stdout) \(r.stderr)",
+                           file: file, line: line)
+        }
+    }
+
+    private func json(_ arguments: [String]) throws -> Any {
+        let r = try Fixture.pincer(["--json"] + arguments, stateDir: state)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return try JSONSerialization.jsonObject(with: Data(r.stdout.utf8))
+    }
+
+    private func expectedNames(_ prefix: String) -> Set<String> {
+        Set((0..<Self.processes).flatMap { p in (0..<Self.perProcess).map { "\(prefix)\(p)-\($0)" } })
+    }
+
+    func testFlagRegistrationsFromConcurrentShellsAllSurvive() throws {
+        try runShells({ p in (0..<Self.perProcess).map { "flags.register f\(p)-\($0) string v\(p)" } },
+                      acknowledgement: "reason            remote")
+        let list = try json(["run", "flags.list"]) as? [String: Any]
+        let result = list?["result"] as? [String: Any]
+        let keys = (result?["flags"] as? [[String: Any]] ?? []).compactMap { $0["key"] as? String }
+        XCTAssertEqual(keys.count, Self.processes * Self.perProcess, "registrations lost: \(expectedNames("f").subtracting(keys).sorted())")
+        XCTAssertEqual(Set(keys), expectedNames("f"))
+    }
+
+    func testServerEnvironmentsFromConcurrentShellsAllSurvive() throws {
+        try runShells({ p in (0..<Self.perProcess).map { "servers.register s\(p)-\($0) Env\(p)" } },
+                      acknowledgement: "registered")
+        let list = try json(["run", "servers.list"]) as? [String: Any]
+        let ids = (list?["result"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        XCTAssertEqual(ids.count, Self.processes * Self.perProcess, "environments lost: \(expectedNames("s").subtracting(ids).sorted())")
+        XCTAssertEqual(Set(ids), expectedNames("s"))
+    }
+
+    func testPlacesFromConcurrentShellsAllSurvive() throws {
+        try runShells({ p in (0..<Self.perProcess).map { "loc.add p\(p)-\($0) \(10 + p) \($0)" } },
+                      acknowledgement: "added")
+        let list = try json(["run", "loc.presets"]) as? [String: Any]
+        let ids = (list?["result"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }.filter { $0.range(of: #"^p[0-9]+-[0-9]+$"#, options: .regularExpression) != nil }
+        XCTAssertEqual(ids.count, Self.processes * Self.perProcess, "places lost: \(expectedNames("p").subtracting(ids).sorted())")
+        XCTAssertEqual(Set(ids), expectedNames("p"))
+    }
+
+    /// A running app removes a place a shell added after the app started:
+    /// the check is made against the stored places, in the transaction.
+    func testAPlaceAddedByAnotherProcessCanBeRemovedByARunningOne() throws {
+        let app = AppHost(stateDirectory: state, withApp: false)
+        let added = try Fixture.pincer(["run", "loc.add", "from-shell", "1", "2"], stateDir: state)
+        XCTAssertEqual(added.status, 0, added.stderr)
+        XCTAssertEqual(try app.text("loc.remove", "from-shell"), "removed from-shell")
+        let list = try json(["run", "loc.presets"]) as? [String: Any]
+        let ids = (list?["result"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        XCTAssertFalse(ids.contains("from-shell"), "\(ids)")
+    }
+}
+
+/// Child processes started together, with their output in files (so no
+/// pipe can fill up while the others are still being started).
+enum ConcurrentProcesses {
+    static func run(_ executable: String, arguments: [String], stateDir: String, extraEnvironment: [String: String] = [:],
+                    inputs: [String]) throws -> [Fixture.ProcessResult] {
+        let scratch = Fixture.temporaryDirectory("pincer-procs")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        var env = ProcessInfo.processInfo.environment
+        env["PINCER_STATE_DIR"] = stateDir
+        env.removeValue(forKey: "PINCER_PLUGIN_PATH")
+        for (k, v) in extraEnvironment { env[k] = v }
+        var started: [(Process, String, String)] = []
+        for (i, input) in inputs.enumerated() {
+            let inPath = "\(scratch)/\(i).in", outPath = "\(scratch)/\(i).out", errPath = "\(scratch)/\(i).err"
+            try Data(input.utf8).write(to: URL(fileURLWithPath: inPath))
+            _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: executable)
+            p.arguments = arguments
+            p.environment = env
+            p.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
+            p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+            p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+            started.append((p, outPath, errPath))
+        }
+        for (p, _, _) in started { try p.run() }
+        return started.map { p, out, err in
+            p.waitUntilExit()
+            return Fixture.ProcessResult(status: p.terminationStatus,
+                                         stdout: (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
+                                         stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+        }
+    }
+}
