@@ -15,6 +15,10 @@
  * initializers, explicit casts from void *) so it can be copied into a C++
  * plugin unchanged.
  */
+/* nanosleep (POSIX) under a strict -std=c11 build. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include <pincer.h>
 
 #include <inttypes.h>
