@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+@testable import PincerShell
 
 /// Issue 16, shell and host: Ctrl-C and --timeout cancel a plugin command
 /// (pincer_call_t.is_cancelled, ABI 1.4; exit 6), a command that does not
@@ -278,5 +279,29 @@ final class CancelTests: XCTestCase {
         let typed = try Fixture.pincer(["devopts.add", long, "1"], stateDir: state)
         XCTAssertEqual(typed.status, 2)
         XCTAssertLessThan(typed.stderr.utf8.count, 1_500, String(typed.stderr.prefix(300)))
+    }
+
+    /// The escaper itself: which characters, in which form, and that plain
+    /// text (the fast path) and JSON pass through with their meaning.
+    func testTerminalTextEscapesOnlyControls() throws {
+        func escaped(_ s: String) -> String { String(decoding: TerminalText.escaped(s), as: UTF8.self) }
+        XCTAssertEqual(escaped("plain ascii, é, 漢字, emoji 🎉\tand\nlines"), "plain ascii, é, 漢字, emoji 🎉\tand\nlines")
+        XCTAssertEqual(escaped("a\u{1b}[2Jb"), #"a\u001B[2Jb"#)
+        XCTAssertEqual(escaped("cr\rdel\u{7f}nul\u{0}bel\u{7}"), #"cr\u000Ddel\u007Fnul\u0000bel\u0007"#)
+        XCTAssertEqual(escaped("c1\u{80}\u{9b}\u{9f}\u{a0}"), "c1\\u0080\\u009B\\u009F\u{a0}")
+        XCTAssertEqual(escaped("\u{61c}\u{200e}\u{200f}\u{202a}\u{202e}\u{2066}\u{2069}\u{2070}"),
+                       #"\u061C\u200E\u200F\u202A\u202E\u2066\u2069"# + "\u{2070}")
+        // Inside a JSON string the escape is JSON's: the document reads back the same.
+        let document = #"{"k":"x\#u{202e}y\#u{85}z"}"#
+        let back = try JSONSerialization.jsonObject(with: Data(TerminalText.escaped(document))) as? [String: String]
+        XCTAssertEqual(back?["k"], "x\u{202e}y\u{85}z")
+
+        XCTAssertEqual(TerminalText.shortened("short"), "short")
+        let long = String(repeating: "a", count: 600) + String(repeating: "b", count: 2_000_000) + String(repeating: "c", count: 300)
+        let cut = TerminalText.shortened(long)
+        XCTAssertLessThan(cut.count, 1_100)
+        XCTAssertTrue(cut.hasPrefix(String(repeating: "a", count: 600)))
+        XCTAssertTrue(cut.hasSuffix(String(repeating: "c", count: 250)))
+        XCTAssertTrue(cut.contains("… (\(long.utf8.count - 666 - 250) bytes cut) …"), String(cut.prefix(800).suffix(100)))
     }
 }
