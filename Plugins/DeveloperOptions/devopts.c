@@ -15,6 +15,10 @@
  * initializers, explicit casts from void *) so it can be copied into a C++
  * plugin unchanged.
  */
+/* nanosleep (POSIX) under a strict -std=c11 build. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include <pincer.h>
 
 #include <inttypes.h>
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define DEVOPTS_PRINTF(fmt, first) __attribute__((format(printf, fmt, first)))
@@ -350,12 +355,23 @@ static pincer_status_t cmd_set_user(void *context, pincer_call_t *call, const ch
     return PINCER_OK;
 }
 
-/* progress(steps: i32 = 3, plain: bool = false) -> string
+static void sleep_ms(int32_t ms)
+{
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    nanosleep(&ts, NULL);
+}
+
+/* progress(steps: i32 = 3, plain: bool = false, delay_ms: i32 = 0) -> string
  * Live output, in the form the caller asked for: one JSON object per step
  * under `pincer --json` (pincer_call_t.output_format, ABI 1.3), a text line
  * otherwise. `plain` writes text whatever was asked, as a plugin built
- * before 1.3 does; the shell then wraps each line for JSON callers. */
-static pincer_status_t cmd_progress(void *context, pincer_call_t *call, int32_t steps, bool plain)
+ * before 1.3 does; the shell then wraps each line for JSON callers.
+ * `delay_ms` (--delay-ms) waits that long before each step, polling
+ * pincer_call_t.is_cancelled (ABI 1.4) every 10 ms: once cancelled it
+ * fails with PINCER_CANCELLED, naming the step it stopped at. */
+static pincer_status_t cmd_progress(void *context, pincer_call_t *call, int32_t steps, bool plain, int32_t delay_ms)
 {
     struct devopts_state *state = state_of(context);
     bool json = !plain && PINCER_HAS_SLOT(call, pincer_call_t, output_format)
@@ -364,12 +380,27 @@ static pincer_status_t cmd_progress(void *context, pincer_call_t *call, int32_t 
     char line[96];
     int32_t i;
 
+    bool can_cancel = PINCER_HAS_SLOT(call, pincer_call_t, is_cancelled);
+    int32_t waited;
+
     if (steps < 0 || steps > 1000) {
         call->fail(call, "progress: steps must be 0 to 1000");
         return PINCER_INVALID_ARGUMENT;
     }
+    if (delay_ms < 0 || delay_ms > 60000) {
+        call->fail(call, "progress: delay_ms must be 0 to 60000");
+        return PINCER_INVALID_ARGUMENT;
+    }
     state->host->log(state->host, PINCER_LOG_INFO, "progress: starting");
     for (i = 1; i <= steps && can_output; i++) {
+        for (waited = 0; waited < delay_ms; waited += 10) {
+            if (can_cancel && call->is_cancelled(call)) {
+                snprintf(line, sizeof line, "progress: cancelled before step %" PRId32 " of %" PRId32, i, steps);
+                call->fail(call, line);
+                return PINCER_CANCELLED;
+            }
+            sleep_ms(delay_ms - waited < 10 ? delay_ms - waited : 10);
+        }
         if (json)
             snprintf(line, sizeof line, "{\"step\":%" PRId32 ",\"of\":%" PRId32 "}\n", i, steps);
         else
@@ -561,9 +592,10 @@ static pincer_status_t devopts_init(void *context, const pincer_host_t *host, pi
           TYPED(cmd_count), 0 },
         { "login(user: string, token: secret string) -> string", "Pretend to log in (the token is never shown)",
           NULL, TYPED(cmd_login), 0 },
-        { "progress(steps: i32 = 3, plain: bool = false) -> string", "Show live progress, one line per step",
+        { "progress(steps: i32 = 3, plain: bool = false, delay_ms: i32 = 0) -> string", "Show live progress, one line per step",
           "Under --json each step is a JSON object on its own line (NDJSON), then the result; "
-          "--plain writes text lines instead, as a plugin built before ABI 1.3 would.",
+          "--plain writes text lines instead, as a plugin built before ABI 1.3 would. "
+          "--delay-ms waits before each step, and stops with PINCER_CANCELLED on Ctrl-C or --timeout.",
           TYPED(cmd_progress), 0 },
         { "fail(message: string = \"requested failure\")", "Always fail with the message", NULL,
           TYPED(cmd_fail), 0 },

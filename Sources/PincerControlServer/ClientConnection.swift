@@ -9,12 +9,14 @@ import Glibc
 /// result can be dropped once it is cancelled.
 final class RequestToken: Sendable {
     let id: RequestID
-    private let cancelled = Atomic<Bool>(false)
+    /// Also what the request's plugin command reads through
+    /// pincer_call_t.is_cancelled, so `cancel` stops a command that polls it.
+    let cancellation = Cancellation()
 
     init(id: RequestID) { self.id = id }
 
-    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
-    func cancel() { cancelled.store(true, ordering: .releasing) }
+    var isCancelled: Bool { cancellation.isCancelled }
+    func cancel() { cancellation.cancel() }
 }
 
 /// One connected client. The server's poller thread reads its requests

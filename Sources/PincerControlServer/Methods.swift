@@ -69,7 +69,8 @@ extension ClientConnection {
         case let other?: throw .params("params.output must be \"text\" or \"json\", not \(other.serialized())")
         }
         do {
-            let value = try command.invoke(values, output: { [self] text in sendOutput(token, stream: "stdout", text: text) }, json: json)
+            let value = try command.invoke(values, output: { [self] text in sendOutput(token, stream: "stdout", text: text) },
+                                       json: json, cancellation: token.cancellation)
             return .object([("type", .string(command.resultTypeName)), ("result", try command.jsonResult(value))])
         } catch {
             throw commandFailed(error)
@@ -147,6 +148,7 @@ extension ClientConnection {
         }
         let shell = Shell(host: host, console: RemoteConsole(client: self, token: token, isTerminal: terminal))
         shell.allowsChanges = core.options.allowChanges
+        shell.cancellation = token.cancellation
         defer { shell.close() }
         let code = shell.run(argv)
         if let refusal = shell.refusal { throw MethodError(.disabled, refusal) }

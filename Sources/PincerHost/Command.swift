@@ -55,10 +55,12 @@ public final class Command: @unchecked Sendable {
     /// zero or more of them, so only then may there be more arguments than
     /// parameters.
     /// `output` receives what the command shows while it runs (pincer_call_t.output);
-    /// `json` is what pincer_call_t.output_format tells the plugin.
-    public func invoke(_ arguments: [Value], output: (@Sendable (String) -> Void)? = nil, json: Bool = false) throws(CommandFailure) -> Value {
+    /// `json` is what pincer_call_t.output_format tells the plugin;
+    /// `cancellation` what pincer_call_t.is_cancelled reports.
+    public func invoke(_ arguments: [Value], output: (@Sendable (String) -> Void)? = nil, json: Bool = false,
+                       cancellation: Cancellation? = nil) throws(CommandFailure) -> Value {
         let call = try PreparedCall(command: self, arguments: arguments)
-        return try call.invoke(output: output, json: json)
+        return try call.invoke(output: output, json: json, cancellation: cancellation)
     }
 
     /// The result as JSON: parsed when the command returns a JSON document,
@@ -223,9 +225,11 @@ public final class PreparedCall {
     }
 
     /// Makes the call. Serialised with the plugin's other callbacks.
-    public func invoke(output: (@Sendable (String) -> Void)? = nil, json: Bool = false) throws(CommandFailure) -> Value {
+    public func invoke(output: (@Sendable (String) -> Void)? = nil, json: Bool = false,
+                       cancellation: Cancellation? = nil) throws(CommandFailure) -> Value {
         reply.reset()
         reply.output = output
+        reply.cancellation = cancellation
         reply.outputFormat = json ? PINCER_OUTPUT_JSON : PINCER_OUTPUT_TEXT
         result.pointee = pincer_value_t()
         result.pointee.type = resultType.tag

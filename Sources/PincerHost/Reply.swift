@@ -1,4 +1,15 @@
 import CPincerSDK
+import Synchronization
+
+/// A caller giving up on a call (Ctrl-C, --timeout, a JSON-RPC `cancel`):
+/// what pincer_call_t.is_cancelled (ABI 1.4) reports to the plugin. Set
+/// from any thread, read by the plugin's; it never turns back.
+public final class Cancellation: Sendable {
+    private let flag = Atomic<Bool>(false)
+    public init() {}
+    public func cancel() { flag.store(true, ordering: .releasing) }
+    public var isCancelled: Bool { flag.load(ordering: .acquiring) }
+}
 
 /// Collects what a plugin hands back through a `pincer_call_t`: a failure
 /// message, a text result, page rows. Every string is copied on the way in,
@@ -11,6 +22,8 @@ final class Reply {
     var output: (@Sendable (String) -> Void)?
     /// What pincer_call_t.output_format reports (PINCER_OUTPUT_TEXT or _JSON).
     var outputFormat: UInt32 = PINCER_OUTPUT_TEXT
+    /// What pincer_call_t.is_cancelled reads; nil is never cancelled.
+    var cancellation: Cancellation?
 
     func reset() {
         failure = nil
@@ -42,6 +55,7 @@ final class Reply {
             reply.output?(String(cString: text))
         }
         call.output_format = { call in Reply.from(call)?.outputFormat ?? PINCER_OUTPUT_TEXT }
+        call.is_cancelled = { call in Reply.from(call)?.cancellation?.isCancelled ?? false }
         return call
     }
 

@@ -53,6 +53,16 @@ public struct Arguments {
         return format(call) == PINCER_OUTPUT_JSON
     }
 
+    /// True once the caller has given up on the call (pincer_call_t.is_cancelled,
+    /// ABI 1.4): Ctrl-C or --timeout in the shell, a JSON-RPC `cancel`. A
+    /// command that runs long polls it and returns soon; false on hosts
+    /// without the slot.
+    public var isCancelled: Bool {
+        guard let call, Int(call.pointee.struct_size) >= MemoryLayout<pincer_call_t>.offset(of: \.is_cancelled)! + 8,
+              let isCancelled = call.pointee.is_cancelled else { return false }
+        return isCancelled(call)
+    }
+
     /// Writes one JSON object as a line of live output (NDJSON under
     /// `--json`); callers build text lines themselves when `wantsJSON` is false.
     public func output(json: JSON) {

@@ -17,8 +17,10 @@ public final class StandardConsole: Console {
     public func err(_ text: String) { Self.write(2, text) }
     public var isTerminal: Bool { isatty(1) == 1 }
 
+    /// Everything the shell prints passes here, so text from plugins and
+    /// from captured traffic cannot drive the terminal (see TerminalText).
     static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
+        var bytes = TerminalText.escaped(text)
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
@@ -48,6 +50,8 @@ public enum ExitCode: Int32, Sendable {
     case notFound = 3
     case pluginLoadFailure = 4
     case storeError = 5
+    /// A plugin command was cancelled (Ctrl-C) or ran past --timeout.
+    case cancelled = 6
 }
 
 /// A failure that ends one shell command with an exit code and a message.
@@ -62,4 +66,61 @@ struct ShellError: Error {
     }
     static func notFound(_ message: String) -> ShellError { ShellError(code: .notFound, message: message) }
     static func failed(_ message: String) -> ShellError { ShellError(code: .commandFailed, message: message) }
+}
+
+/// Text on its way to a terminal or pipe. Plugins and captured traffic
+/// (a URL, a header, a failure message) put any characters in text, and a
+/// terminal obeys escape sequences in it: a title change, a cleared
+/// screen, a fake prompt, a line reversed by a bidi override.
+public enum TerminalText {
+    /// `text` as UTF-8 with control characters written out as `\uXXXX`:
+    /// C0 controls except newline and tab (so multi-line results keep
+    /// their shape; carriage return is escaped, it overwrites a line),
+    /// DEL, C1 controls (U+0080-U+009F) and the bidi controls (U+061C,
+    /// U+200E, U+200F, U+202A-U+202E, U+2066-U+2069). The form is JSON's,
+    /// so `--json` output, where such characters can only sit inside
+    /// strings (PincerJSON escapes C0 there already), stays valid JSON
+    /// with the same value.
+    public static func escaped(_ text: String) -> [UInt8] {
+        let utf8 = text.utf8
+        // Fast path: no byte that can start one of those characters.
+        guard utf8.contains(where: { b in (b < 0x20 && b != 0x0A && b != 0x09) || b == 0x7F || b == 0xC2 || b == 0xD8 || b == 0xE2 }) else {
+            return Array(utf8)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            if needsEscape(scalar.value) {
+                out += Array("\\u".utf8)
+                let hex = Array("0123456789ABCDEF".utf8)
+                for shift in stride(from: 12, through: 0, by: -4) { out.append(hex[Int((scalar.value >> UInt32(shift)) & 0xF)]) }
+            } else {
+                out += Array(String(scalar).utf8)
+            }
+        }
+        return out
+    }
+
+    static func needsEscape(_ v: UInt32) -> Bool {
+        switch v {
+        case 0x0A, 0x09: false
+        case 0..<0x20, 0x7F, 0x80...0x9F: true
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    /// Longest message (warning, error, log line) echoed whole, in characters.
+    public static let messageLimit = 1_000
+
+    /// A message cut to about `limit` characters: its start and its end
+    /// (where the reason usually is) around "… (N bytes cut) …", so a 2 MB
+    /// signature or argument echoed in a warning does not flood the terminal.
+    public static func shortened(_ text: String, limit: Int = messageLimit) -> String {
+        guard text.utf8.count > limit, text.count > limit else { return text }
+        let head = text.prefix(limit * 2 / 3)
+        let tail = text.suffix(limit / 4)
+        let cut = text.utf8.count - head.utf8.count - tail.utf8.count
+        return "\(head)… (\(cut) bytes cut) …\(tail)"
+    }
 }

@@ -17,6 +17,8 @@ struct GlobalOptions {
     var quiet = false
     /// Plugin and host log lines at info and debug level too (`-v`).
     var verbose = false
+    /// Seconds a plugin command may run before it is cancelled (`--timeout`).
+    var timeout: Double?
 
     /// (flag, takes a value, description) — drives parsing and `pincer --help`.
     static let table: [(flag: String, value: String?, summary: String)] = [
@@ -28,6 +30,7 @@ struct GlobalOptions {
         ("--strict", nil, "exit 4 before doing anything if any plugin fails to load"),
         ("--quiet", nil, "do not print plugin warnings to standard error"),
         ("--verbose", nil, "also print info and debug log lines (-v; or PINCER_LOG=debug|info|warning|error)"),
+        ("--timeout", "SECONDS", "cancel a plugin command that runs longer (exit 6, as for Ctrl-C)"),
         ("--help", nil, "show help for pincer or for a command"),
     ]
 
@@ -75,6 +78,12 @@ struct GlobalOptions {
             case "--quiet", "-q": quiet = true
             case "--verbose", "-v": verbose = true
             case "--help", "-h": help = true
+            case "--timeout":
+                let text = try value()
+                guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 31_536_000 else {
+                    throw .usage("--timeout needs a number of seconds above 0 (at most a year), not '\(TerminalText.shortened(text, limit: 40))'")
+                }
+                timeout = seconds
             default:
                 throw .usage("unknown option \(name)", usage: "pincer [options] <command> [arguments]; see pincer --help")
             }
@@ -129,7 +138,12 @@ struct GlobalOptions {
         if quiet {
             o.logHandler = { _ in }
         } else {
-            o.logHandler = Host.standardErrorLog(minimum: verbose ? .debug : GlobalOptions.logLevel(env["PINCER_LOG"]) ?? .warning)
+            let minimum = verbose ? .debug : GlobalOptions.logLevel(env["PINCER_LOG"]) ?? LogLevel.warning
+            // Host.standardErrorLog's line, escaped and cut to size like the shell's own messages.
+            o.logHandler = { record in
+                guard record.level >= minimum else { return }
+                StandardConsole.write(2, "pincer: \(record.level): [\(record.source)] \(TerminalText.shortened(record.message))\n")
+            }
         }
         return o
     }

@@ -19,7 +19,7 @@ extension Shell {
             }
             if !failures.isEmpty {
                 console.out("\nRefused (\(failures.count)):\n")
-                for f in failures { console.out("  \(f.path)\n    \(f.reason)\n") }
+                for f in failures { console.out("  \(f.path)\n    \(TerminalText.shortened(f.reason))\n") }
             }
         }
         return failures.isEmpty ? .ok : .pluginLoadFailure
@@ -259,12 +259,32 @@ extension Shell {
         case .success(let v): values = v
         case .failure(let e): throw e
         }
+        let live = LiveOutput(console: console, json: options.json)
+        let outcome = invokeCancellable(command, values, live: live)
+        live.finish()
+        let returned: Result<Value, CommandFailure>
+        let stopped: String?
+        switch outcome {
+        case .finished(let r, let cancelled):
+            returned = r
+            stopped = cancelled
+        case .abandoned(let reason):
+            abandonedCall = true
+            let message = "\(name) (plugin \(command.pluginID)) \(reason); it did not stop within "
+                + "\(NumberTextShell.seconds(cancelGraceSeconds)) (it does not poll pincer_call_t.is_cancelled), "
+                + "so pincer exits with the call still running"
+            if options.json {
+                emit(.object([("command", .string(name)), ("ok", .bool(false)), ("status", .string(Status.name(PINCER_CANCELLED))),
+                              ("error", .string(message))]))
+                return .cancelled
+            }
+            throw ShellError(code: .cancelled, message: message)
+        }
         let result: Value
-        do {
-            let live = LiveOutput(console: console, json: options.json)
-            defer { live.finish() }
-            result = try command.invoke(values, output: { live.write($0) }, json: options.json)
-        } catch {
+        switch returned {
+        case .success(let v): result = v
+        case .failure(let error):
+            if let stopped { return try reportStopped(name, stopped, result: nil) }
             if options.json {
                 emit(.object([("command", .string(name)), ("ok", .bool(false)), ("status", .string(Status.name(error.status))),
                               ("error", .string(pluginFailure(error.message).message))]))
@@ -272,6 +292,7 @@ extension Shell {
             }
             throw pluginFailure("\(name): \(error.message)")
         }
+        if let stopped { return try reportStopped(name, stopped, result: result) }
         let json: JSON
         do { json = try command.jsonResult(result) } catch {
             if options.json {
@@ -293,6 +314,41 @@ extension Shell {
             console.out(result.description + "\n")
         }
         return .ok
+    }
+
+    /// Calls a plugin command so that Ctrl-C and --timeout can stop it: on
+    /// a thread of its own in the local shell (see CommandRun), on this
+    /// thread with the client's cancellation in an attached one.
+    func invokeCancellable(_ command: Command, _ values: [Value], live: LiveOutput) -> CommandRun.Outcome {
+        let json = options.json
+        if isEmbedded {
+            let r = Result { () throws(CommandFailure) -> Value in
+                try command.invoke(values, output: { live.write($0) }, json: json, cancellation: cancellation)
+            }
+            return .finished(r, cancelled: cancellation?.isCancelled == true ? "cancelled by the client" : nil)
+        }
+        let local = Cancellation()
+        return CommandRun.run(command: command, timeout: options.timeout, cancellation: local) {
+            Result { () throws(CommandFailure) -> Value in
+                try command.invoke(values, output: { live.write($0) }, json: json, cancellation: local)
+            }
+        }
+    }
+
+    /// A command that returned after being cancelled: exit 6 whatever it
+    /// returned (a stream cut short is not a success); its result, if it
+    /// had one, is still shown.
+    func reportStopped(_ name: String, _ reason: String, result: Value?) throws(ShellError) -> ExitCode {
+        let message = "\(name) \(reason)"
+        if options.json {
+            var fields: [(String, JSON)] = [("command", .string(name)), ("ok", .bool(false)),
+                                            ("status", .string(Status.name(PINCER_CANCELLED))), ("error", .string(message))]
+            if let result { fields.append(("result", result.json)) }
+            emit(.object(fields))
+            return .cancelled
+        }
+        if let result, result != .void { console.out(result.description + "\n") }
+        throw ShellError(code: .cancelled, message: message)
     }
 
     func get(_ id: String) throws(ShellError) -> ExitCode {
@@ -403,7 +459,8 @@ extension Shell {
         text += """
 
         Exit codes: 0 ok, 1 command failed, 2 usage error, 3 not found,
-                    4 plugin load failure (plugins, --strict), 5 settings store error.
+                    4 plugin load failure (plugins, --strict), 5 settings store error,
+                    6 plugin command cancelled (Ctrl-C) or timed out (--timeout).
         Environment: PINCER_PLUGIN_PATH (colon-separated plugin paths), PINCER_STATE_DIR.
 
         """

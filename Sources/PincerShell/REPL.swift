@@ -99,7 +99,11 @@ extension Shell {
             historyPath: h.options.stateDirectory + "/history",
             completions: { [unowned self] in completions(for: $0) },
             historyLine: { [unowned self] in historyLine(for: $0) })
-        return loop.run(console: console) { .next(execute(line: $0)) }
+        return loop.run(console: console) { [unowned self] line in
+            let code = execute(line: line)
+            // A command that did not stop after Ctrl-C still holds its plugin.
+            return abandonedCall ? .stop(code) : .next(code)
+        }
     }
 
     /// Runs one REPL line with the already loaded host.

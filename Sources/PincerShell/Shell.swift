@@ -27,6 +27,13 @@ public final class Shell {
     /// An attached shell prints nothing then: the app's control server
     /// reports the refusal itself (ErrorCode.disabled).
     public private(set) var refusal: String?
+    /// Set by the app for an attached shell: the client's `cancel` of the
+    /// request, handed to the plugin commands it runs (pincer_call_t.is_cancelled).
+    public var cancellation: Cancellation?
+    /// A plugin command was cancelled and did not return: it may still be
+    /// running, holding its plugin, so the plugins are not shut down and
+    /// the process should leave with _exit (see Sources/pincer/main.swift).
+    public internal(set) var abandonedCall = false
 
     public init(console: Console = StandardConsole(), environment: [String: String]? = nil) {
         self.console = console
@@ -48,7 +55,8 @@ public final class Shell {
     /// Shuts the plugins down (their shutdown callbacks run once), unless
     /// the host is an app's.
     public func close() {
-        if !isEmbedded { host?.shutdown() }
+        // Shutting down would wait for the abandoned call's plugin forever.
+        if !isEmbedded && !abandonedCall { host?.shutdown() }
     }
 
     /// Runs one `pincer` invocation (arguments without the program name).
@@ -82,6 +90,7 @@ public final class Shell {
     /// deprecated spelling, say); JSON with --json, nothing with --quiet.
     func warn(_ message: String) {
         guard !options.quiet else { return }
+        let message = TerminalText.shortened(message)
         if options.json {
             console.err(JSON.object([("warning", .string(message))]).serialized() + "\n")
         } else {
@@ -90,12 +99,14 @@ public final class Shell {
     }
 
     func report(_ error: ShellError) -> ExitCode {
+        // Messages echo what they refuse (an argument, a plugin's text): cut to size.
+        let message = TerminalText.shortened(error.message)
         if options.json {
-            var fields: [(String, JSON)] = [("error", .string(error.message)), ("exit_code", .int(Int64(error.code.rawValue)))]
+            var fields: [(String, JSON)] = [("error", .string(message)), ("exit_code", .int(Int64(error.code.rawValue)))]
             if let usage = error.usage { fields.append(("usage", .string(usage))) }
             console.err(JSON.object(fields).serialized() + "\n")
         } else {
-            console.err("pincer: \(error.message)\n")
+            console.err("pincer: \(message)\n")
             if let usage = error.usage { console.err("usage: \(usage)\n") }
         }
         return error.code
@@ -130,7 +141,7 @@ public final class Shell {
         if command.needsHost {
             let h = try requireHost()
             if options.strict, !h.failures.isEmpty, !interactive {
-                for f in h.failures { console.err("pincer: refused plugin \(f)\n") }
+                for f in h.failures { console.err("pincer: refused plugin \(TerminalText.shortened("\(f)"))\n") }
                 return .pluginLoadFailure
             }
         }

@@ -47,7 +47,8 @@ final class SDKTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<pincer_host_t>.size, 168)
         XCTAssertEqual(MemoryLayout<pincer_call_t>.offset(of: \.output), 40) // 1.1
         XCTAssertEqual(MemoryLayout<pincer_call_t>.offset(of: \.output_format), 48) // 1.3
-        XCTAssertEqual(MemoryLayout<pincer_call_t>.size, 56)
+        XCTAssertEqual(MemoryLayout<pincer_call_t>.offset(of: \.is_cancelled), 56) // 1.4
+        XCTAssertEqual(MemoryLayout<pincer_call_t>.size, 64)
         XCTAssertEqual(MemoryLayout<pincer_command_t>.size, 56)
         // 1.1 appended set.
         XCTAssertEqual(MemoryLayout<pincer_entry_t>.offset(of: \.set), 96)

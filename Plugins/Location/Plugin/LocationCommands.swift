@@ -160,7 +160,8 @@ struct LocationCommands {
             try store.set(route.points.first!.coordinate, name: route.name, source: "route")
             var count = 0
             let json = args.wantsJSON
-            while true {
+            // Until the route ends or the caller cancels (Ctrl-C, --timeout: the only end of --loop).
+            while !args.isCancelled {
                 for fix in player.due() {
                     store.publish(fix)
                     count += 1

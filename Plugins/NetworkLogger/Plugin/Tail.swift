@@ -19,8 +19,9 @@ struct Tail {
         return "#\(e.id)  \(e.method) \(status)  \(e.url)\(ms)\(e.error.map { "  (\($0))" } ?? "")\n"
     }
 
-    /// Calls `show` with each finished entry that matches, as it arrives.
-    func run(_ show: (NetworkEntry) -> Void) throws -> CommandValue {
+    /// Calls `show` with each finished entry that matches, as it arrives,
+    /// until `limit` or until `cancelled` (Ctrl-C, --timeout: args.isCancelled).
+    func run(cancelled: () -> Bool, _ show: (NetworkEntry) -> Void) throws -> CommandValue {
         let arrived = Mutex<[NetworkEntry]>([])
         var follower: FileFollower?
         var token: UInt64?
@@ -34,7 +35,7 @@ struct Tail {
         }
         defer { if let token { logger.store.stopListening(token) } }
         var shown = 0
-        while limit <= 0 || shown < limit {
+        while (limit <= 0 || shown < limit) && !cancelled() {
             var batch = arrived.withLock { list -> [NetworkEntry] in
                 defer { list.removeAll() }
                 return list

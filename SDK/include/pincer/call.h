@@ -72,6 +72,19 @@ struct pincer_call {
      * Hosts before 1.3 lack the slot: treat that as PINCER_OUTPUT_TEXT.
      * The value is fixed for the call. [callback thread] */
     pincer_output_format_t (*output_format)(pincer_call_t *call);
+
+    /* -- ABI 1.4: check PINCER_HAS_SLOT(call, pincer_call_t, is_cancelled). -- */
+
+    /* True once the caller has given up on this call: Ctrl-C or --timeout
+     * in the shell, a JSON-RPC `cancel` from a control client. It never
+     * turns back to false. The host cannot interrupt a plugin function, so
+     * a command that runs long (follows something live, sleeps, loops)
+     * polls this, every 100 ms or so, and then returns soon: PINCER_CANCELLED
+     * after `fail`, or PINCER_OK with what it has so far. A command that
+     * does not poll runs on; the shell stops waiting for it and exits.
+     * Cheap (one atomic load, no allocation, no lock). Hosts before 1.4
+     * lack the slot: treat that as never cancelled. [callback thread] */
+    bool (*is_cancelled)(pincer_call_t *call);
 };
 
 #ifdef __cplusplus

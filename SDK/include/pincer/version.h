@@ -22,9 +22,10 @@
  * PINCER_ENTRY_PLUGIN_VALUE, pincer_host_t.update_entry and
  * state_directory, pincer_call_t.output, and PINCER_COMMAND_JSON_RESULT.
  * 1.2 added rest parameters (`name: string...`) to the signature grammar
- * (see command.h), and pincer/database.h. 1.4 appended
+ * (see command.h), and pincer/database.h. 1.3 appended
+ * pincer_call_t.output_format. 1.4 appended
  * pincer_host_t.settings_update (an atomic read-modify-write of one
- * setting) and settings_list.
+ * setting) and settings_list; pincer_call_t.is_cancelled.
  *
  * This header is pure C11 and valid C++; it allocates nothing.
  */
