@@ -73,6 +73,48 @@ final class ConcurrentWritersTests: XCTestCase {
         XCTAssertEqual(Set(ids), expectedNames("p"))
     }
 
+    func testDatabasePathsFromConcurrentShellsAllSurvive() throws {
+        let folder = state + "/dbs"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let made = try Fixture.run(Consumer.require(Consumer.sqlite3), [folder + "/seed.sqlite", "create table t(x);"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let names = expectedNames("d")
+        for name in names { try FileManager.default.copyItem(atPath: folder + "/seed.sqlite", toPath: "\(folder)/\(name).sqlite") }
+        try runShells({ p in (0..<Self.perProcess).map { "db.add-path \(folder)/d\(p)-\($0).sqlite" } }, acknowledgement: "added ")
+        let list = try json(["run", "db.paths"]) as? [String: Any]
+        let paths = (list?["result"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }
+        let saved = Set(paths.map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent })
+        XCTAssertEqual(paths.count, Self.processes * Self.perProcess, "paths lost: \(names.subtracting(saved).sorted())")
+        XCTAssertEqual(saved, names)
+    }
+
+    /// Each process switches its own check (or mode) off and on, ending in
+    /// its own final state; every process's final state must survive.
+    func testAuditSwitchesFromConcurrentShellsAllSurvive() throws {
+        let checks = ["missing-label", "touch-target", "contrast", "duplicate-bounds", "redundant-trait", "conflicting-traits"]
+        XCTAssertEqual(checks.count, Self.processes)
+        try runShells({ p in (0..<Self.perProcess).map { "set a11y.\(checks[p]) \($0 % 2 == 0 ? "false" : "true")" } },
+                      acknowledgement: "a11y.")
+        for check in checks {
+            XCTAssertEqual(try Fixture.pincer(["get", "a11y.\(check)"], stateDir: state).stdout, "false\n", check)
+        }
+    }
+
+    func testPseudoLocalisationModesFromConcurrentShellsAllSurvive() throws {
+        let modes = ["accented", "lengthened", "rtl", "keys"]
+        let results = try ConcurrentProcesses.run(Fixture.pincer, arguments: ["shell"], stateDir: state, inputs: modes.map { mode in
+            (0..<Self.perProcess).map { "l10n.set \(mode) \($0 % 2 == 0 ? "on" : "off")" }.joined(separator: "\n") + "\n"
+        })
+        for (i, r) in results.enumerated() {
+            XCTAssertEqual(r.status, 0, "\(modes[i]): \(r.stderr)")
+            XCTAssertEqual(r.stdout.components(separatedBy: "enabled:").count - 1, Self.perProcess, "\(modes[i]): \(r.stdout)")
+        }
+        let listed = try json(["run", "l10n.modes"]) as? [String: Any]
+        let rows = ((listed?["result"] as? [String: Any])?["modes"] as? [[String: Any]]) ?? []
+        let on = Set(rows.filter { $0["on"] as? Bool == true }.compactMap { $0["mode"] as? String })
+        XCTAssertEqual(on, Set(modes + ["boundaries"]), "\(rows)")
+    }
+
     /// A running app removes a place a shell added after the app started:
     /// the check is made against the stored places, in the transaction.
     func testAPlaceAddedByAnotherProcessCanBeRemovedByARunningOne() throws {

@@ -42,22 +42,32 @@ final class CheckSwitches: @unchecked Sendable {
 
     init(host: PluginHost) {
         self.host = host
-        var off = Set<CheckID>()
-        for name in (host.setting(CheckSwitches.key) ?? "").split(separator: ",") {
-            if let check = CheckID(rawValue: String(name)) { off.insert(check) } else {
-                host.log(.warning, "a11y settings: unknown check '\(name)' ignored")
-            }
-        }
+        let (off, unknown) = CheckSwitches.decode(host.setting(CheckSwitches.key))
+        for name in unknown { host.log(.warning, "a11y settings: unknown check '\(name)' ignored") }
         disabled = Mutex(off)
+    }
+
+    /// The checks switched off in the stored text, and the names not known.
+    private static func decode(_ text: String?) -> (off: Set<CheckID>, unknown: [String]) {
+        var off = Set<CheckID>(), unknown: [String] = []
+        for name in (text ?? "").split(separator: ",") {
+            if let check = CheckID(rawValue: String(name)) { off.insert(check) } else { unknown.append(String(name)) }
+        }
+        return (off, unknown)
     }
 
     var enabled: Set<CheckID> { Set(CheckID.allCases).subtracting(disabled.withLock { $0 }) }
 
+    /// Switches one check, changing the stored list in one transaction so
+    /// that a switch another process changed meanwhile is kept.
     func set(_ check: CheckID, on: Bool) throws {
         try disabled.withLock { off in
             var next = off
-            if on { next.remove(check) } else { next.insert(check) }
-            try host.setSetting(CheckSwitches.key, next.map(\.rawValue).sorted().joined(separator: ","))
+            try host.updateSetting(CheckSwitches.key) { text in
+                next = CheckSwitches.decode(text).off
+                if on { next.remove(check) } else { next.insert(check) }
+                return .set(next.map(\.rawValue).sorted().joined(separator: ","))
+            }
             off = next
         }
     }

@@ -50,14 +50,20 @@ final class SQLitePlaces: Sendable {
 
     init(host: PluginHost) { self.host = host }
 
-    var saved: [String] {
-        (host.setting(SQLitePlaces.key) ?? "").split(separator: "\n").map(String.init)
-    }
+    var saved: [String] { SQLitePlaces.paths(host.setting(SQLitePlaces.key)) }
 
     var all: [String] { saved + runtime.withLock { $0 } }
 
-    func save(_ paths: [String]) throws {
-        try host.setSetting(SQLitePlaces.key, paths.isEmpty ? nil : paths.joined(separator: "\n"))
+    private static func paths(_ text: String?) -> [String] { (text ?? "").split(separator: "\n").map(String.init) }
+
+    /// Changes the saved list in one transaction of the store, so a path
+    /// another process adds meanwhile is kept: `change` gets the list as
+    /// stored now and returns the new one, or nil to leave it alone.
+    func change(_ change: ([String]) throws -> [String]?) throws {
+        try host.updateSetting(SQLitePlaces.key) { text in
+            guard let paths = try change(SQLitePlaces.paths(text)) else { return .keep }
+            return paths.isEmpty ? .remove : .set(paths.joined(separator: "\n"))
+        }
     }
 
     func addForProcess(_ path: String) {

@@ -159,21 +159,23 @@ struct DatabaseCommands {
                             changesState: true) { args in
             let path = args[0].string
             try SQLitePath.check(path)
-            var saved = places.saved
-            guard !saved.contains(path) else { return .string("\(path) is already offered") }
-            saved.append(path)
-            try places.save(saved)
-            return .string("added \(path)")
+            var added = false
+            try places.change { saved in
+                guard !saved.contains(path) else { return nil }
+                added = true
+                return saved + [path]
+            }
+            return .string(added ? "added \(path)" : "\(path) is already offered")
         }
 
         try host.addCommand("remove-path(path: string)", summary: "Stop offering a file or folder added with db.add-path",
                             changesState: true) { args in
-            var saved = places.saved
-            guard let i = saved.firstIndex(of: args[0].string) else {
-                throw CommandError("\(args[0].string) was not added (added: \(saved.isEmpty ? "none" : saved.joined(separator: ", ")))", status: PINCER_NOT_FOUND)
+            try places.change { saved in
+                guard let i = saved.firstIndex(of: args[0].string) else {
+                    throw CommandError("\(args[0].string) was not added (added: \(saved.isEmpty ? "none" : saved.joined(separator: ", ")))", status: PINCER_NOT_FOUND)
+                }
+                return saved.enumerated().filter { $0.offset != i }.map(\.element)
             }
-            saved.remove(at: i)
-            try places.save(saved)
             return .void
         }
 

@@ -81,16 +81,27 @@ final class L10nStore: @unchecked Sendable {
     var settings: L10nSettings { current.withLock { $0.settings } }
     var generation: UInt64 { current.withLock { $0.generation } }
 
-    /// Applies `change`, saves, publishes and announces; nothing changes when
-    /// saving fails.
+    /// Applies `change` to the settings as stored now (one transaction of
+    /// the store, so a change another process made meanwhile is kept),
+    /// saves, publishes and announces; nothing changes when saving fails.
     func change(_ change: (inout L10nSettings) throws(L10nError) -> Void) throws(L10nError) {
         let result: Result<L10nSettings?, L10nError> = current.withLock { state in
             var next = state.settings
-            do throws(L10nError) { try change(&next) } catch { return .failure(error) }
-            guard next != state.settings else { return .success(nil) }
-            do { try host.setSetting(L10nStore.settingsKey, next.json.serialized()) } catch {
+            var changed = false
+            do {
+                try host.updateSetting(L10nStore.settingsKey) { text in
+                    let stored = text.map { L10nSettings.decode($0).0 } ?? state.settings
+                    next = stored
+                    try change(&next)
+                    changed = next != stored
+                    return changed ? .set(next.json.serialized()) : .keep
+                }
+            } catch let error as L10nError {
+                return .failure(error)
+            } catch {
                 return .failure(.storage("could not save the pseudo-localisation settings: \(error)"))
             }
+            guard changed || next != state.settings else { return .success(nil) }
             state = (next, state.generation + 1)
             return .success(next)
         }
