@@ -22,7 +22,8 @@
  * PINCER_ENTRY_PLUGIN_VALUE, pincer_host_t.update_entry and
  * state_directory, pincer_call_t.output, and PINCER_COMMAND_JSON_RESULT.
  * 1.2 added rest parameters (`name: string...`) to the signature grammar
- * (see command.h), and pincer/database.h.
+ * (see command.h), and pincer/database.h. 1.4 appended
+ * pincer_network_service_t.add_redact_name (network.h).
  *
  * This header is pure C11 and valid C++; it allocates nothing.
  */
@@ -41,7 +42,7 @@ extern "C" {
 #define PINCER_PLUGIN_MAGIC 0x52434E50u
 
 #define PINCER_ABI_MAJOR 1u
-#define PINCER_ABI_MINOR 3u
+#define PINCER_ABI_MINOR 4u
 
 /* Marks the one symbol a plugin exports. Build plugins with
  * -fvisibility=hidden (or make everything else `static`) so that nothing
