@@ -305,6 +305,16 @@ static pincer_status_t record(void *context, pincer_call_t *call, const char *ur
     return PINCER_OK;
 }
 
+/* A malloc'ed copy of `text` (C11 has no strdup). */
+static char *copy_text(const char *text)
+{
+    size_t length = strlen(text) + 1;
+    char *copy = malloc(length);
+    if (copy != NULL)
+        memcpy(copy, text, length);
+    return copy;
+}
+
 /* "Name: value" lines (separated by '\n') into at most `max` headers; the
  * text is cut in place. Returns the count. */
 static uint32_t parse_headers(char *text, pincer_http_header_t *out, uint32_t max)
@@ -339,7 +349,7 @@ static pincer_status_t record_exchange(void *context, pincer_call_t *call, const
 {
     const pincer_network_service_t *net = host->get_service(host, PINCER_NETWORK_SERVICE_ID);
     pincer_http_header_t sent[32], received[32];
-    char *sent_text = strdup(request_headers), *received_text = strdup(response_headers);
+    char *sent_text = copy_text(request_headers), *received_text = copy_text(response_headers);
     char text[64];
     uint64_t id;
     pincer_status_t result = PINCER_OK;
