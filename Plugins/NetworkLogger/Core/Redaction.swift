@@ -1,5 +1,6 @@
 // Redaction: everything the network log stores passes through `Redactor`
-// first (headers, URLs, bodies). No Foundation: the work is done on UTF-8
+// first (headers, URLs, bodies, and every free text: errors, status texts,
+// notes, reasons, server addresses). No Foundation: the work is done on UTF-8
 // bytes and Unicode scalars, never on `Character`s, because a combining mark
 // after `=` or a quote would merge with it into one Character and hide the
 // boundary. Every byte outside a redacted value is kept exactly as it was.
@@ -53,9 +54,18 @@
 //      `authors`, `authenticated`, `WWW-Authenticate`, `unauthorized`,
 //      `authType`, `oauth_callback_url`, `authorization_endpoint`,
 //      `session_count`, `cookie_consent` do not.
-// Not on the list on purpose (add them with `extraNames` if needed): `key`
-// and `code` (far too common as ordinary JSON keys; note OAuth's `?code=`),
-// and Sentry's `x_forwarded_for` (personal data, not a secret).
+// Not on the list on purpose (add them with `extraNames` if needed): `code`
+// (far too common as an ordinary JSON key; note OAuth's `?code=`), and
+// Sentry's `x_forwarded_for` (personal data, not a secret).
+//
+// # Field names
+//
+// Headers, query/fragment/form parameters and names found in text use
+// `isSensitiveField`: the rules above, plus `key` itself and any name whose
+// last word is `key` (after `-`, `_`, `.`, a space, or camelCase:
+// `X-Tenant-Key`, `x-functions-key`, `license_key`, `mapsKey`; not `monkey`).
+// JSON keys use the rules above alone: `"key"` is an ordinary JSON key.
+// Extra names (`net.redact-name`, `add_redact_name`) apply everywhere.
 //
 // # Where
 //
@@ -72,8 +82,9 @@
 //   Priority, Version, Comment...) verbatim and redacts the values of
 //   unknown ones; several Set-Cookies folded into one value with commas
 //   (as URLSession does) are split where a comma is followed by `name=`.
-//   Other headers: Location, Content-Location, Referer get `url(_:)`; all
-//   non-redacted values lose JWT signatures.
+//   Other headers: Location, Content-Location, Referer get `url(_:)`; every
+//   other value is scanned as text (below), so `password=...`, `Bearer ...`,
+//   URLs and JWT signatures inside an ordinary value are redacted too.
 // - URLs: `user:password@` becomes `user:[REDACTED]@`; userinfo WITHOUT a
 //   colon becomes `[REDACTED]@` (a token used as the user name, as in
 //   `https://TOKEN@github.com`). Query and fragment (`#access_token=...`)
@@ -81,8 +92,34 @@
 //   the next `&`) becomes `[REDACTED]`. Because some servers also split on
 //   `;`, a sensitive name right after a `;` inside a parameter redacts from
 //   there to the next `&` too (`a=1;token=x` -> `a=1;token=[REDACTED]`). A
-//   parameter without `=` has no value to redact. The path, and values that
-//   are not redacted, lose JWT signatures.
+//   parameter without `=` has no value to redact. The path loses JWT
+//   signatures. A value that is not redacted by its name is percent-decoded
+//   (up to four rounds, each decoded byte remembering the encoded bytes it
+//   came from) and scanned as text, so a URL nested in it
+//   (`redirect_uri=https%3A%2F%2Fh%2F%3Ftoken%3Dx`) is redacted as a URL;
+//   when something is redacted, the unredacted spans are written back as
+//   their original encoded bytes and the marker is inserted as it is
+//   (`...%3Ftoken%3D[REDACTED]`). Nesting is followed `maxNestedDepth` (4)
+//   levels deep; deeper values only lose JWT signatures.
+// - Text (`text(_:)`: errors, status texts, notes, reasons, server
+//   addresses; text bodies; JSON strings; ordinary header values), scanned
+//   once from left to right:
+//   - `scheme://...` up to white space, a quote, `<`, `>`, a backtick or a
+//     brace (trailing `.,;:!?` and unbalanced `)`/`]` are prose) is a URL;
+//   - `Bearer`, `Basic`, `Token`, `JWT`, `DPoP`, `Negotiate`, `NTLM`,
+//     `ApiKey` followed by spaces and a credential-shaped token68 run (8 or
+//     more bytes with a digit, an inner capital or a symbol) lose the token;
+//   - a word (`[A-Za-z0-9._-]+`) that is a sensitive field name, optionally
+//     closed by a quote, then spaces and `=` or `:`: a quoted value loses
+//     everything inside its quotes; an unquoted one runs to white space or
+//     one of `&;,"'<>)]}` and a backtick (a final `.` is prose) and goes
+//     after `=` always, after `:` only when credential-shaped (6 bytes or
+//     more), so `Password: required` stays;
+//   - a sensitive name followed by spaces and a high-entropy token (16 or
+//     more bytes, credential-shaped, at least 10 different bytes) loses it;
+//   - any other word loses JWT signatures.
+//   A value that already is the marker is left alone, so redacting twice
+//   changes nothing more.
 // - Bodies: application/json, text/json and any `+json` type are parsed
 //   strictly (PincerJSON) and then spliced: only the bytes of a sensitive
 //   key's value (any type, objects and arrays included) are replaced with
@@ -93,11 +130,18 @@
 //   duplicate key in any object (keys compared as Swift Strings, so
 //   canonically equivalent keys count as the same) withhold the body; the
 //   reason never quotes the body's content except a duplicated key.
+//   Strings that are not redacted by their key are scanned as text.
 //   application/x-www-form-urlencoded is handled like a query. Any
-//   multipart/* body is withheld. With no Content-Type at all, a body that
-//   starts with `{` or `[` is treated as JSON (withheld when invalid) and a
-//   body of printable ASCII without spaces containing `=` as a form; any
-//   other type is stored as it is.
+//   multipart/* body is withheld, and so is XML (application/xml, text/xml,
+//   `+xml`, and an untyped, text/plain or octet-stream body that starts
+//   with `<?xml` or an element other than HTML): PincerXML gives element
+//   offsets but not the byte ranges of texts and attribute values a splice
+//   needs. With no Content-Type at all, a body that starts with `{` or `[`
+//   is treated as JSON (withheld when invalid) and a body of printable
+//   ASCII without spaces containing `=` as a form. Every other body of a
+//   textual type (BodyText.isTextual), or that is valid UTF-8 without NUL
+//   bytes whatever its type, is scanned as text; binary bodies are stored
+//   as they are.
 // - JWTs: a run of `[A-Za-z0-9_-]` segments joined by dots in which a
 //   segment base64url-decodes to a JSON object with an "alg" member and is
 //   followed by two non-empty segments: the third segment (the signature)
