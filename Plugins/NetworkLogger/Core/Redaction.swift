@@ -328,10 +328,14 @@ public struct Redactor: Sendable {
             }
             guard rdIsJWTByte(c), i == b.startIndex || !rdIsJWTByte(b[i - 1]) else { i += 1; continue }
             var k = i
-            while k < b.endIndex, rdIsJWTByte(b[k]) { k += 1 }
+            var dots = 0
+            while k < b.endIndex, rdIsJWTByte(b[k]) {
+                if b[k] == UInt8(ascii: ".") { dots += 1 }
+                k += 1
+            }
             let word = b[i..<k]
             // `Bearer <credentials>` and the other schemes that carry a token.
-            if Redactor.textSchemes.contains(rdLowercased(word)) {
+            if word.count >= 3, word.count <= 9, Redactor.textSchemes.contains(rdLowercased(word)) {
                 var s = k
                 while s < b.endIndex, b[s] == 0x20 || b[s] == 0x09 { s += 1 }
                 var t = s
@@ -352,10 +356,13 @@ public struct Redactor: Sendable {
                 i = value.upperBound
                 continue
             }
-            // Not a name with a value: keep it, losing any JWT signature.
-            flush(to: i, &out)
-            rdAppendStrippingJWTs(word, to: &out)
-            copied = k
+            // Not a name with a value: keep it, losing any JWT signature
+            // (a JWT has two dots; other words are copied with what follows).
+            if dots >= 2 {
+                flush(to: i, &out)
+                rdAppendStrippingJWTs(word, to: &out)
+                copied = k
+            }
             i = k
         }
         flush(to: b.endIndex, &out)
@@ -371,40 +378,39 @@ public struct Redactor: Sendable {
         while p < b.endIndex, b[p] == 0x20 || b[p] == 0x09 { p += 1 }
         guard p < b.endIndex else { return nil }
         let separator = b[p]
-        let spaced = p > word.endIndex
-        guard separator == UInt8(ascii: "=") || separator == UInt8(ascii: ":") || spaced else { return nil }
-        guard isSensitiveField(word) else { return nil }
-        if separator == UInt8(ascii: "=") || separator == UInt8(ascii: ":") {
-            p += 1
-            while p < b.endIndex, b[p] == 0x20 || b[p] == 0x09 { p += 1 }
-            guard p < b.endIndex, !b[p...].starts(with: Redactor.markerBytes) else { return nil }
-            if b[p] == UInt8(ascii: "\"") || b[p] == UInt8(ascii: "'") {
-                // A quoted value, backslash escapes honoured: everything inside goes.
-                let quote = b[p]
-                var q = p + 1
-                while q < b.endIndex, b[q] != quote {
-                    q += b[q] == UInt8(ascii: "\\") ? 2 : 1
-                }
-                let end = min(q, b.endIndex)
-                return end > p + 1 ? (p + 1)..<end : nil
-            }
-            var v = p
-            while v < b.endIndex, !rdEndsValueInText(b[v]) { v += 1 }
-            var end = v
-            while end > p, b[end - 1] == UInt8(ascii: ".") { end -= 1 }  // a full stop after the value
-            guard end > p else { return nil }
-            let value = b[p..<end]
-            if value.elementsEqual(Redactor.markerBytes) { return nil }
-            // After `=` any value goes (as in a form); after `:` only what
-            // looks like a credential, so "Password: required" stays.
-            if separator == UInt8(ascii: "=") || rdIsCredentialShaped(value, minimum: 6) { return p..<end }
-            return nil
+        if separator != UInt8(ascii: "=") && separator != UInt8(ascii: ":") {
+            // `token AbC...`: only a long high-entropy token (checked first:
+            // most words are followed by a space and an ordinary word).
+            guard p > word.endIndex else { return nil }
+            var t = p
+            while t < b.endIndex, rdIsToken68Byte(b[t]) { t += 1 }
+            return rdIsHighEntropy(b[p..<t]) && isSensitiveField(word) ? p..<t : nil
         }
-        // `token AbC...`: only a long high-entropy token.
-        var t = p
-        while t < b.endIndex, rdIsToken68Byte(b[t]) { t += 1 }
-        let candidate = b[p..<t]
-        return rdIsHighEntropy(candidate) ? p..<t : nil
+        guard isSensitiveField(word) else { return nil }
+        p += 1
+        while p < b.endIndex, b[p] == 0x20 || b[p] == 0x09 { p += 1 }
+        guard p < b.endIndex, !b[p...].starts(with: Redactor.markerBytes) else { return nil }
+        if b[p] == UInt8(ascii: "\"") || b[p] == UInt8(ascii: "'") {
+            // A quoted value, backslash escapes honoured: everything inside goes.
+            let quote = b[p]
+            var q = p + 1
+            while q < b.endIndex, b[q] != quote {
+                q += b[q] == UInt8(ascii: "\\") ? 2 : 1
+            }
+            let end = min(q, b.endIndex)
+            return end > p + 1 ? (p + 1)..<end : nil
+        }
+        var v = p
+        while v < b.endIndex, !rdEndsValueInText(b[v]) { v += 1 }
+        var end = v
+        while end > p, b[end - 1] == UInt8(ascii: ".") { end -= 1 }  // a full stop after the value
+        guard end > p else { return nil }
+        let value = b[p..<end]
+        if value.elementsEqual(Redactor.markerBytes) { return nil }
+        // After `=` any value goes (as in a form); after `:` only what
+        // looks like a credential, so "Password: required" stays.
+        if separator == UInt8(ascii: "=") || rdIsCredentialShaped(value, minimum: 6) { return p..<end }
+        return nil
     }
 
     /// Scheme words that are followed by a credential in text (`Bearer x`).
