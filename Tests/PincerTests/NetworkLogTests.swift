@@ -144,6 +144,29 @@ final class NetworkLogTests: XCTestCase {
         XCTAssertEqual(try record("https://h.example.com/?x_tenant_pin=1", "", "")["url"], .string("https://h.example.com/?x_tenant_pin=1"))
     }
 
+    /// A log file written by hand (or before a name was added) passes the
+    /// redactor again when net.open loads it.
+    func testOpenedLogFilesAreRedactedAgain() throws {
+        let app = AppHost(withApp: false)
+        var e = NetworkEntry(source: .captured, startedAt: 1_700_000_000, method: "GET", url: "https://ann:pw9Secret@h.example.com/?token=t0k3n&page=2")
+        e.recordedAt = 1_700_000_000
+        e.state = .failed
+        e.error = "refused: Bearer abcDEF123456789xyz"
+        e.notes = ["retry with password=hunter2"]
+        e.requestHeaders = [Header("X-Tenant-Pin", "4321")]
+        e.responseBody = Body(payload: .stored(Array("session token=Zq81kq0PaQ7wLm3Vb9Ty".utf8)), size: 36, mimeType: "text/plain")
+        let file = app.stateDirectory + "/hand.ndjson"
+        try LogFile.append(e, to: file)
+        try app.run("net.redact-name", "X-Tenant-PIN")
+        XCTAssertEqual(try app.json("net.open", file)["loaded"]?.int64Value, 1)
+        let text = try app.text("net.entry", "1")
+        for secret in ["pw9Secret", "t0k3n", "abcDEF123456789xyz", "hunter2", "4321", "Zq81kq0PaQ7wLm3Vb9Ty"] {
+            XCTAssertFalse(text.contains(secret), "\(secret) in \(text)")
+        }
+        XCTAssertTrue(text.contains("page=2"), text)
+        XCTAssertEqual(try app.json("net.entry", "1")["responseBody"]?["size"]?.int64Value, 36, "the size as sent stays")
+    }
+
     /// A 1.0-sized pincer.network/1 table (no add_redact_name) still records
     /// from Swift; adding names then says it cannot.
     func testRecorderAcceptsAVersion10Table() throws {

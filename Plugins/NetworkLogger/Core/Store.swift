@@ -211,6 +211,12 @@ public final class NetworkStore: @unchecked Sendable {
         for e in entries { _ = append(redacted(e, metadataOnly: false, restoring: true)) }
     }
 
+    /// An entry read from a log file, redacted as `restore` would store it
+    /// (net.tail prints what it follows through this).
+    public func redactedForDisplay(_ entry: NetworkEntry) -> NetworkEntry {
+        redacted(entry, metadataOnly: false, restoring: true)
+    }
+
     /// Every text of an entry through the redactor: URLs, headers, bodies,
     /// and the free texts (method, status text, error, server address,
     /// notes, the reasons a body is not held).
