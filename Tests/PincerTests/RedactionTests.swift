@@ -345,7 +345,8 @@ final class RedactionTests: XCTestCase {
         XCTAssertEqual(r.text("session token Zx81kq0PaQ7wLm3Vb9Ty was revoked"), "session token \(m) was revoked")
         XCTAssertEqual(r.text("id \(jwt) end"), "id \(jwtRedacted) end")
         XCTAssertEqual(r.text("(see https://h/cb#access_token=xyz)."), "(see https://h/cb#access_token=\(m)).")
-        XCTAssertEqual(r.text("X-Tenant-Key: 9f8e7d6c"), "X-Tenant-Key: \(m)")
+        XCTAssertEqual(r.text("X-Api-Key: 9f8e7d6c"), "X-Api-Key: \(m)")
+        XCTAssertEqual(r.text("{password: \"hunter42\"}"), "{password: \"\(m)\"}")
     }
 
     /// Ordinary text, including words that are sensitive names, keeps every byte.
@@ -358,6 +359,8 @@ final class RedactionTests: XCTestCase {
             "key: value", "token: expired.", "version 1.2.3 released on 2024-05-01",
             "SSL error: certificate has expired (code 10)", "Authorization required",
             "résumé naïve 東京 — “quoted”", "max_tokens=100 token_type=bearer",
+            #"fetch(u, {credentials: "omit"})"#, #"[{key:"resolveOptions",value:1}]"#,
+            "X-Tenant-Key: 9f8e7d6c (the key rule is for field names, not text)",
         ]
         for text in ordinary { XCTAssertEqual(r.text(text), text) }
         let prose = String(repeating: "The quick brown fox jumps over the lazy dog; then it rests. ", count: 200)

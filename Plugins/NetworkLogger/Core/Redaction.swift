@@ -60,11 +60,12 @@
 //
 // # Field names
 //
-// Headers, query/fragment/form parameters and names found in text use
-// `isSensitiveField`: the rules above, plus `key` itself and any name whose
-// last word is `key` (after `-`, `_`, `.`, a space, or camelCase:
-// `X-Tenant-Key`, `x-functions-key`, `license_key`, `mapsKey`; not `monkey`).
-// JSON keys use the rules above alone: `"key"` is an ordinary JSON key.
+// Headers and query/fragment/form parameters use `isSensitiveField`: the
+// rules above, plus `key` itself and any name whose last word is `key`
+// (after `-`, `_`, `.`, a space, or camelCase: `X-Tenant-Key`,
+// `x-functions-key`, `license_key`, `mapsKey`; not `monkey`). JSON keys and
+// names in text use the rules above alone: `"key"` is an ordinary JSON key
+// and `key: "..."` everyday code.
 // Extra names (`net.redact-name`, `add_redact_name`) apply everywhere.
 //
 // # Where
@@ -109,12 +110,15 @@
 //   - `Bearer`, `Basic`, `Token`, `JWT`, `DPoP`, `Negotiate`, `NTLM`,
 //     `ApiKey` followed by spaces and a credential-shaped token68 run (8 or
 //     more bytes with a digit, an inner capital or a symbol) lose the token;
-//   - a word (`[A-Za-z0-9._-]+`) that is a sensitive field name, optionally
-//     closed by a quote, then spaces and `=` or `:`: a quoted value loses
-//     everything inside its quotes; an unquoted one runs to white space or
-//     one of `&;,"'<>)]}` and a backtick (a final `.` is prose) and goes
-//     after `=` always, after `:` only when credential-shaped (6 bytes or
-//     more), so `Password: required` stays;
+//   - a word (`[A-Za-z0-9._-]+`) that is a sensitive name (`isSensitive`
+//     and the extra names; not the `key` rule of field names, since
+//     `key: "..."` is everyday code), optionally closed by a quote, then
+//     spaces and `=` or `:`: a quoted value is everything inside its
+//     quotes, an unquoted one runs to white space or one of `&;,"'<>)]}`
+//     and a backtick (a final `.` is prose). After `=` the value always
+//     goes; after `:` it goes when the name was quoted too (`"password":
+//     "x"`, data) or the value is credential-shaped (6 bytes or more), so
+//     `Password: required` and JavaScript's `credentials: "omit"` stay;
 //   - a sensitive name followed by spaces and a high-entropy token (16 or
 //     more bytes, credential-shaped, at least 10 different bytes) loses it;
 //   - any other word loses JWT signatures.
@@ -384,9 +388,14 @@ public struct Redactor: Sendable {
             guard p > word.endIndex else { return nil }
             var t = p
             while t < b.endIndex, rdIsToken68Byte(b[t]) { t += 1 }
-            return rdIsHighEntropy(b[p..<t]) && isSensitiveField(word) ? p..<t : nil
+            return rdIsHighEntropy(b[p..<t]) && isSensitive(normalized: Redactor.normalize(utf8: word)) ? p..<t : nil
         }
-        guard isSensitiveField(word) else { return nil }
+        // Names in text use the narrower rule: `key: "..."` is everyday code.
+        guard isSensitive(normalized: Redactor.normalize(utf8: word)) else { return nil }
+        // `"password": "x"` is data; `credentials: "omit"` (an unquoted name) is code.
+        let quotedName = word.startIndex > b.startIndex && word.endIndex < b.endIndex
+            && (b[word.startIndex - 1] == UInt8(ascii: "\"") || b[word.startIndex - 1] == UInt8(ascii: "'"))
+            && b[word.endIndex] == b[word.startIndex - 1]
         p += 1
         while p < b.endIndex, b[p] == 0x20 || b[p] == 0x09 { p += 1 }
         guard p < b.endIndex, !b[p...].starts(with: Redactor.markerBytes) else { return nil }
@@ -398,7 +407,9 @@ public struct Redactor: Sendable {
                 q += b[q] == UInt8(ascii: "\\") ? 2 : 1
             }
             let end = min(q, b.endIndex)
-            return end > p + 1 ? (p + 1)..<end : nil
+            guard end > p + 1 else { return nil }
+            if separator == UInt8(ascii: ":"), !quotedName, !rdIsCredentialShaped(b[(p + 1)..<end], minimum: 6) { return nil }
+            return (p + 1)..<end
         }
         var v = p
         while v < b.endIndex, !rdEndsValueInText(b[v]) { v += 1 }
