@@ -424,6 +424,25 @@ final class RedactionTests: XCTestCase {
         XCTAssertEqual(r.url("https://maps.example/api?key=AIzaSyAb1&q=x"), "https://maps.example/api?key=\(m)&q=x")
     }
 
+    /// Adversarial shapes stay linear (the scan never goes back over long runs).
+    func testTextScanIsLinearOnAdversarialInput() {
+        let inputs = [
+            "https://h/" + String(repeating: ")", count: 200_000),
+            String(repeating: "password:", count: 50_000),
+            String(repeating: "token ", count: 100_000) + "Zx81kq0PaQ7wLm3Vb9Ty",
+            "password: \"" + String(repeating: "a", count: 300_000),
+            String(repeating: "a%25", count: 100_000),
+        ]
+        let start = Date()
+        for text in inputs {
+            _ = r.text(text)
+            _ = r.url("https://h/?q=" + text)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 20, "a quadratic scan would take minutes")
+        XCTAssertEqual(r.text("(see https://h/x?token=t))."), "(see https://h/x?token=\(m))).")
+        XCTAssertEqual(r.text("(https://h/w_(x)?token=t)"), "(https://h/w_(x)?token=\(m))")
+    }
+
     /// Redacting twice changes nothing more (restored log files pass again).
     func testRedactionIsIdempotent() {
         let samples = [

@@ -322,7 +322,7 @@ public struct Redactor: Sendable {
                     var e = k + 3
                     while e < b.endIndex, !rdEndsURLInText(b[e]) { e += 1 }
                     // Prose punctuation after a URL is not part of it.
-                    while e > k + 3, rdIsTrailingPunctuation(b[e - 1]) || rdIsUnbalancedClose(b[i..<e]) { e -= 1 }
+                    e = rdTrimmingProse(b[i..<e], minimum: k + 3)
                     flush(to: i, &out)
                     redactURL(b[i..<e], into: &out, depth: depth)
                     copied = e
@@ -1146,21 +1146,36 @@ func rdIsTrailingPunctuation(_ b: UInt8) -> Bool {
     }
 }
 
-/// `(see https://h/x)`: a closing bracket at the end of a URL in text that
-/// opens nowhere in it belongs to the text.
-func rdIsUnbalancedClose(_ url: ArraySlice<UInt8>) -> Bool {
-    guard let last = url.last else { return false }
-    let open: UInt8
-    switch last {
-    case UInt8(ascii: ")"): open = UInt8(ascii: "(")
-    case UInt8(ascii: "]"): open = UInt8(ascii: "[")
-    default: return false
-    }
-    var depth = 0
+/// The end of a URL found in text without the prose after it: trailing
+/// `.,;:!?`, and `)` or `]` that open nowhere in the URL (`(see
+/// https://h/x)`). Linear: the brackets are counted once.
+func rdTrimmingProse(_ url: ArraySlice<UInt8>, minimum: Int) -> Int {
+    var parens = 0, squares = 0
     for c in url {
-        if c == open { depth += 1 } else if c == last { depth -= 1 }
+        switch c {
+        case UInt8(ascii: "("): parens += 1
+        case UInt8(ascii: ")"): parens -= 1
+        case UInt8(ascii: "["): squares += 1
+        case UInt8(ascii: "]"): squares -= 1
+        default: break
+        }
     }
-    return depth < 0
+    var e = url.endIndex
+    while e > minimum {
+        let c = url[e - 1]
+        if rdIsTrailingPunctuation(c) {
+            e -= 1
+        } else if c == UInt8(ascii: ")"), parens < 0 {
+            parens += 1
+            e -= 1
+        } else if c == UInt8(ascii: "]"), squares < 0 {
+            squares += 1
+            e -= 1
+        } else {
+            break
+        }
+    }
+    return e
 }
 
 /// Where an unquoted value after `name=` or `name:` ends in text.
