@@ -18,12 +18,15 @@ public struct NetworkRecorder: @unchecked Sendable {
     /// Where capture records, in order and off the request's path.
     private let queue = DispatchQueue(label: "pincer.capture.recording")
 
+    /// The size of version 1.0 of the table: everything before add_redact_name.
+    static let version10Size = MemoryLayout<pincer_network_service_t>.offset(of: \.add_redact_name)!
+
     /// Wraps a "pincer.network/1" table. Nil when `service` is nil, smaller
     /// than version 1.0 of the table (`header.struct_size`), or missing one of
-    /// its functions.
+    /// its 1.0 functions.
     public init?(service: UnsafePointer<pincer_network_service_t>?) {
         guard let service,
-              Int(service.pointee.header.struct_size) >= MemoryLayout<pincer_network_service_t>.size,
+              Int(service.pointee.header.struct_size) >= NetworkRecorder.version10Size,
               service.pointee.begin != nil, service.pointee.complete != nil, service.pointee.fail != nil,
               service.pointee.is_ignored != nil, service.pointee.last_error != nil
         else { return nil }
@@ -120,6 +123,24 @@ public struct NetworkRecorder: @unchecked Sendable {
             return table.pointee.fail(context, id, cError, nil)
         }
         return status == PINCER_OK
+    }
+
+    /// Redacts the values of `name` too (on top of the defaults) in
+    /// everything recorded from now on, and keeps it in the logger's settings
+    /// (as `net.redact-name` does); normalised as the built-in names are.
+    /// False when the logger refused it (`lastError` says why) or cannot
+    /// add names (`canAddRedactedNames`).
+    @discardableResult
+    public func addRedactedName(_ name: String) -> Bool {
+        guard canAddRedactedNames, let add = table.pointee.add_redact_name else { return false }
+        return name.withCString { add(context, $0) } == PINCER_OK
+    }
+
+    /// False for a logger older than version 1.1 of the table (ABI 1.4),
+    /// which has no add_redact_name.
+    public var canAddRedactedNames: Bool {
+        Int(table.pointee.header.struct_size) >= NetworkRecorder.version10Size + MemoryLayout<UnsafeRawPointer?>.size
+            && table.pointee.add_redact_name != nil
     }
 
     /// Why this thread's most recent failing call into the service failed.

@@ -98,7 +98,7 @@ final class HARConformanceTests: XCTestCase {
         }
         print("mitmproxy read \(flows.count) flows; byte-exact: \(exact)")
         XCTAssertGreaterThanOrEqual(exact.request, 8)
-        XCTAssertGreaterThanOrEqual(exact.response, 25)
+        XCTAssertGreaterThanOrEqual(exact.response, 24, "XML bodies (mitmproxy-firefox.har) are withheld, not checked")
         XCTAssertGreaterThanOrEqual(exact.binaryRequest, 2, "the binary uploads of bodies.har")
         XCTAssertGreaterThanOrEqual(exact.latin1Response, 1, "the latin-1 response of bodies.har")
         XCTAssertGreaterThanOrEqual(exact.withheldRequest, 2, "postData with text \"\" for withheld bodies")

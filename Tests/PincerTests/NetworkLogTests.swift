@@ -2,6 +2,8 @@ import Foundation
 import XCTest
 @testable import NetworkLog
 @testable import PincerHost
+import PincerNetworkCapture
+import CPincerSDK
 
 /// The log's store and the `net` plugin through the real host: bounds,
 /// budgets, rules, manual recording from C, HAR import of every shared
@@ -93,6 +95,90 @@ final class NetworkLogTests: XCTestCase {
         try app.run("net.ignore-host", "*.example.org")
         XCTAssertEqual(try app.text("app.record", "https://x.example.org/"), "ignored")
         XCTAssertEqual(try app.text("app.record", "not a url"), "begin: 'not a url' is not an absolute URL")
+    }
+
+    /// Issue 16: the message given to pincer.network/1's fail is stored redacted.
+    func testFailureMessageFromCIsRedacted() throws {
+        let app = AppHost()
+        let id = try app.text("app.record-exchange", "GET", "https://api.example.com/down", "", "", "0", "", "", "", "", "",
+                              "connect to https://ann:pw-Secret1@api.example.com/?token=T0k3nValue&page=2 failed: Authorization: Bearer eyJraWQiOiIxIn0abc123")
+        let entry = try app.json("net.entry", id)
+        XCTAssertEqual(entry["state"], .string("failed"))
+        XCTAssertEqual(entry["error"], .string("connect to https://ann:[REDACTED]@api.example.com/?token=[REDACTED]&page=2 failed: Authorization: Bearer [REDACTED]"))
+        let show = try app.text("net.show", id)
+        XCTAssertFalse(show.contains("pw-Secret1") || show.contains("T0k3nValue") || show.contains("eyJraWQiOiIxIn0abc123"), show)
+    }
+
+    /// net.redact-name persists, is listed and removable; C's add_redact_name
+    /// and NetworkRecorder.addRedactedName add to the same list.
+    func testRedactNamesFromTheShellCAndSwift() throws {
+        let app = AppHost()
+        XCTAssertEqual(try app.text("net.redact-name", "X-Tenant-PIN"),
+                       "values named 'X-Tenant-PIN' (normalised: xtenantpin) are redacted from now on")
+        XCTAssertEqual(try app.text("net.redact-name", "x_tenant_pin"), "'x_tenant_pin' (xtenantpin) is already redacted")
+        XCTAssertTrue(app.failure("net.redact-name", "--").contains("has no letters or digits"))
+        XCTAssertEqual(try app.text("app.redact-name", "Account_Number"), "ok")
+        XCTAssertEqual(app.failure("app.redact-name", ""), "add_redact_name: name is NULL")
+        let recorder = try XCTUnwrap(NetworkRecorder(service: app.host.service(id: NetworkRecorder.serviceID)))
+        XCTAssertTrue(recorder.addRedactedName("customer.ref"))
+        XCTAssertFalse(recorder.addRedactedName("?!"))
+        XCTAssertTrue(recorder.lastError.contains("has no letters or digits"), recorder.lastError)
+
+        func record(_ url: String, _ headers: String, _ body: String) throws -> JSON {
+            try app.json("net.entry", try app.text("app.record-exchange", "POST", url, headers, body, "200", "OK", "", "", "", "", ""))
+        }
+        let e = try record("https://h.example.com/?x-tenant-pin=1234&customerRef=c9&page=2", "X-Tenant-Pin: 1234\nContent-Type: application/json",
+                           #"{"account number": "DE89 3704", "name": "ann"}"#)
+        XCTAssertEqual(e["url"], .string("https://h.example.com/?x-tenant-pin=[REDACTED]&customerRef=[REDACTED]&page=2"))
+        XCTAssertTrue(e["requestHeaders"]?.arrayValue?.contains(.object([("name", .string("X-Tenant-Pin")), ("value", .string("[REDACTED]"))])) == true)
+        XCTAssertEqual(e["requestBody"]?["text"], .string(#"{"account number": "[REDACTED]", "name": "ann"}"#))
+
+        // Listed, kept across a restart, removable.
+        let listed = try app.json("net.redact-names").arrayValue?.compactMap { $0["normalized"]?.stringValue }
+        XCTAssertEqual(listed, ["xtenantpin", "accountnumber", "customerref"])
+        app.restart()
+        XCTAssertEqual(try app.json("net.redact-names").arrayValue?.count, 3)
+        XCTAssertEqual(try record("https://h.example.com/?x_tenant_pin=1", "", "")["url"], .string("https://h.example.com/?x_tenant_pin=[REDACTED]"))
+        XCTAssertEqual(try app.text("net.remove-redact-name", "X-TENANT-PIN"), "removed 'X-Tenant-PIN'; the defaults still apply")
+        XCTAssertTrue(app.failure("net.remove-redact-name", "X-Tenant-PIN").contains("no added name normalises to 'xtenantpin'"))
+        XCTAssertEqual(try record("https://h.example.com/?x_tenant_pin=1", "", "")["url"], .string("https://h.example.com/?x_tenant_pin=1"))
+    }
+
+    /// A log file written by hand (or before a name was added) passes the
+    /// redactor again when net.open loads it.
+    func testOpenedLogFilesAreRedactedAgain() throws {
+        let app = AppHost(withApp: false)
+        var e = NetworkEntry(source: .captured, startedAt: 1_700_000_000, method: "GET", url: "https://ann:pw9Secret@h.example.com/?token=t0k3n&page=2")
+        e.recordedAt = 1_700_000_000
+        e.state = .failed
+        e.error = "refused: Bearer abcDEF123456789xyz"
+        e.notes = ["retry with password=hunter2"]
+        e.requestHeaders = [Header("X-Tenant-Pin", "4321")]
+        e.responseBody = Body(payload: .stored(Array("session token=Zq81kq0PaQ7wLm3Vb9Ty".utf8)), size: 36, mimeType: "text/plain")
+        let file = app.stateDirectory + "/hand.ndjson"
+        try LogFile.append(e, to: file)
+        try app.run("net.redact-name", "X-Tenant-PIN")
+        XCTAssertEqual(try app.json("net.open", file)["loaded"]?.int64Value, 1)
+        let text = try app.text("net.entry", "1")
+        for secret in ["pw9Secret", "t0k3n", "abcDEF123456789xyz", "hunter2", "4321", "Zq81kq0PaQ7wLm3Vb9Ty"] {
+            XCTAssertFalse(text.contains(secret), "\(secret) in \(text)")
+        }
+        XCTAssertTrue(text.contains("page=2"), text)
+        XCTAssertEqual(try app.json("net.entry", "1")["responseBody"]?["size"]?.int64Value, 36, "the size as sent stays")
+    }
+
+    /// A 1.0-sized pincer.network/1 table (no add_redact_name) still records
+    /// from Swift; adding names then says it cannot.
+    func testRecorderAcceptsAVersion10Table() throws {
+        let app = AppHost(withApp: false)
+        let table = try XCTUnwrap(app.host.service(id: NetworkRecorder.serviceID)).assumingMemoryBound(to: pincer_network_service_t.self)
+        var old = table.pointee
+        old.header.struct_size = UInt32(MemoryLayout<pincer_network_service_t>.offset(of: \.add_redact_name)!)
+        old.add_redact_name = nil
+        let recorder = try withUnsafePointer(to: &old) { try XCTUnwrap(NetworkRecorder(service: $0)) }
+        XCTAssertFalse(recorder.canAddRedactedNames)
+        XCTAssertFalse(recorder.addRedactedName("x"))
+        XCTAssertEqual(table.pointee.header.version_minor, 1)
     }
 
     /// Every shared HAR fixture imports or is rejected with a message, and the counts add up.

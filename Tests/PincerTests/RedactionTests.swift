@@ -260,17 +260,18 @@ final class RedactionTests: XCTestCase {
         XCTAssertEqual(stored(#"{"token":"t"}"#, "application/vnd.api+json"), #"{"token":"[REDACTED]"}"#)
         XCTAssertEqual(stored(#"{"token":"t"}"#, "TEXT/JSON"), #"{"token":"[REDACTED]"}"#)
         XCTAssertEqual(stored(#"{"token":"t"}"#, "application/problem+json; charset=utf-8"), #"{"token":"[REDACTED]"}"#)
-        // Not JSON by type: stored as is.
-        XCTAssertEqual(stored(#"{"token":"t"}"#, "text/plain"), #"{"token":"t"}"#)
-        XCTAssertEqual(stored("<p>password=1</p>", "text/html"), "<p>password=1</p>")
+        // Not JSON by type: scanned as text, which finds the same pairs.
+        XCTAssertEqual(stored(#"{"token":"t"}"#, "text/plain"), #"{"token":"[REDACTED]"}"#)
+        XCTAssertEqual(stored("<p>password=1</p>", "text/html"), "<p>password=[REDACTED]</p>")
         XCTAssertEqual(r.body([0x89, 0x50, 0x4E, 0x47], contentType: "image/png"), .stored([0x89, 0x50, 0x4E, 0x47]))
         XCTAssertEqual(r.body([0, 1, 2], contentType: "application/octet-stream"), .stored([0, 1, 2]))
         XCTAssertEqual(r.body([], contentType: "application/json"), BodyPayload.none)
     }
 
     func testJSONStringJWT() {
+        // A bearer token inside a string goes whole, JWT or not.
         XCTAssertEqual(stored("{\"id\":\"\(jwt)\",\"m\":\"Bearer \(jwt)\"}", "application/json"),
-                       "{\"id\":\"\(jwtRedacted)\",\"m\":\"Bearer \(jwtRedacted)\"}")
+                       "{\"id\":\"\(jwtRedacted)\",\"m\":\"Bearer \(m)\"}")
         // With an escape in the string, the string is re-quoted.
         XCTAssertEqual(stored("{\"m\":\"\\t\(jwt)\\/\"}", "application/json"),
                        "{\"m\":\"\\t\(jwtRedacted)/\"}")
@@ -326,7 +327,132 @@ final class RedactionTests: XCTestCase {
     func testNoContentTypeSniffing() {
         XCTAssertEqual(stored(#"{"token":"t"}"#, nil), #"{"token":"[REDACTED]"}"#)
         XCTAssertEqual(stored("a=1&password=2", nil), "a=1&password=\(m)")
-        XCTAssertEqual(stored("hello password=2 world", nil), "hello password=2 world")
+        // Not a form (spaces), so text: the pair is still found.
+        XCTAssertEqual(stored("hello password=2 world", nil), "hello password=\(m) world")
         XCTAssertNotNil(withheldReason(Array("[not json".utf8), nil))
+    }
+
+    // MARK: - Free text (issue 16)
+
+    func testFreeTextRedactsURLsTokensAndPairs() {
+        XCTAssertEqual(r.text("connect to https://ann:pw1@api.example.com/x?token=abc&q=1 failed"),
+                       "connect to https://ann:\(m)@api.example.com/x?token=\(m)&q=1 failed")
+        XCTAssertEqual(r.text("401 with Authorization: Bearer sk_live_4eC39HqLyjWDarjtT1zdp7dc."),
+                       "401 with Authorization: Bearer \(m).")
+        XCTAssertEqual(r.text("retry with token=abc123; next"), "retry with token=\(m); next")
+        XCTAssertEqual(r.text(#"{"password": "hunter2", "user": "ann"}"#), #"{"password": "\#(m)", "user": "ann"}"#)
+        XCTAssertEqual(r.text("password: hunter42 then"), "password: \(m) then")
+        XCTAssertEqual(r.text("session token Zx81kq0PaQ7wLm3Vb9Ty was revoked"), "session token \(m) was revoked")
+        XCTAssertEqual(r.text("id \(jwt) end"), "id \(jwtRedacted) end")
+        XCTAssertEqual(r.text("(see https://h/cb#access_token=xyz)."), "(see https://h/cb#access_token=\(m)).")
+        XCTAssertEqual(r.text("X-Api-Key: 9f8e7d6c"), "X-Api-Key: \(m)")
+        XCTAssertEqual(r.text("{password: \"hunter42\"}"), "{password: \"\(m)\"}")
+    }
+
+    /// Ordinary text, including words that are sensitive names, keeps every byte.
+    func testFreeTextFalsePositivesStayLow() {
+        let ordinary = [
+            "connection refused", "The operation timed out.", "Password: required", "token expired",
+            "Bearer tokens are described in RFC 6750.", "Basic authentication failed", "the secret of success",
+            "Enter your password to continue", "session ended after 30 minutes", "Not Found",
+            "see https://example.com/docs/auth?lang=en#section-2", "a.b.c and www.example.com",
+            "key: value", "token: expired.", "version 1.2.3 released on 2024-05-01",
+            "SSL error: certificate has expired (code 10)", "Authorization required",
+            "résumé naïve 東京 — “quoted”", "max_tokens=100 token_type=bearer",
+            #"fetch(u, {credentials: "omit"})"#, #"[{key:"resolveOptions",value:1}]"#,
+            "X-Tenant-Key: 9f8e7d6c (the key rule is for field names, not text)",
+        ]
+        for text in ordinary { XCTAssertEqual(r.text(text), text) }
+        let prose = String(repeating: "The quick brown fox jumps over the lazy dog; then it rests. ", count: 200)
+        XCTAssertEqual(stored(prose, "text/plain"), prose)
+        let html = "<html><body><h1>Sign in</h1><p>Forgot your password? <a href=\"/reset?step=1\">Reset it</a>.</p></body></html>"
+        XCTAssertEqual(stored(html, "text/html"), html)
+    }
+
+    func testTextBodiesLoseTokensByShape() {
+        XCTAssertEqual(stored("your token is \(jwt)\n", "text/plain"), "your token is \(jwtRedacted)\n")
+        XCTAssertEqual(stored("Authorization: Bearer abcDEF1234567890xyz\r\nX-Other: 1\r\n", "text/plain; charset=utf-8"),
+                       "Authorization: Bearer \(m)\r\nX-Other: 1\r\n")
+        XCTAssertEqual(stored("var apiKey = \"AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY\";", "application/javascript"),
+                       "var apiKey = \"\(m)\";")
+        XCTAssertEqual(stored("user,password\nann,hunter2\n", "text/csv"), "user,password\nann,hunter2\n", "a CSV header names no value")
+        // No Content-Type and not a form: text.
+        XCTAssertEqual(stored("ok access_token=xyz", nil), "ok access_token=\(m)")
+    }
+
+    func testXMLBodiesAreWithheld() {
+        let soap = "<?xml version=\"1.0\"?><Envelope><Password>hunter2</Password></Envelope>"
+        for type in ["application/xml", "text/xml; charset=utf-8", "application/soap+xml", nil, "text/plain"] {
+            guard let reason = withheldReason(Array(soap.utf8), type) else { continue }
+            XCTAssertTrue(reason.contains("XML"), reason)
+            XCTAssertFalse(reason.contains("hunter2"))
+        }
+        XCTAssertNotNil(withheldReason(Array("<a><b secret=\"x\"/></a>".utf8), nil))
+    }
+
+    // MARK: - Nested URLs and header names (issue 16)
+
+    func testNestedEncodedURLsAreRedactedAfterDecoding() {
+        XCTAssertEqual(r.url("https://id.example/authorize?client_id=app&redirect_uri=https%3A%2F%2Fapp.example%2Fcb%3Ftoken%3Dabc123%26x%3D1&state=s"),
+                       "https://id.example/authorize?client_id=app&redirect_uri=https%3A%2F%2Fapp.example%2Fcb%3Ftoken%3D\(m)%26x%3D1&state=s")
+        // Doubly encoded, and a password in the nested URL.
+        XCTAssertEqual(r.url("https://h/?next=https%253A%252F%252Fu%253Apw%2540h2%252F%253Fapi_key%253DK9&b=2"),
+                       "https://h/?next=https%253A%252F%252Fu%253A\(m)%2540h2%252F%253Fapi_key%253D\(m)&b=2")
+        // Unencoded nested URL in a fragment.
+        XCTAssertEqual(r.url("https://h/#next=https://x/?access_token=t1"), "https://h/#next=https://x/?access_token=\(m)")
+        // Nothing to redact: every byte kept, encodings included.
+        let plain = "https://h/?redirect_uri=https%3A%2F%2Fapp.example%2Fcb%3Fx%3D1&q=%E2%9C%93+a"
+        XCTAssertEqual(r.url(plain), plain)
+        // In a form body too.
+        XCTAssertEqual(stored("return=https%3A%2F%2Fh%2F%3Fsession_id%3Ds1&a=1", "application/x-www-form-urlencoded"),
+                       "return=https%3A%2F%2Fh%2F%3Fsession_id%3D\(m)&a=1")
+    }
+
+    func testKeyHeadersAndPairsInOrdinaryHeaders() {
+        for name in ["Key", "X-Tenant-Key", "x-functions-key", "X_Master_Key", "X-Client-Token", "X-Signing-Secret", "X-Goog-Api-Key"] {
+            XCTAssertEqual(headerValue(name, "v4lue"), m, name)
+        }
+        for name in ["X-Monkey", "Keyboard-Layout", "Accept", "X-Request-Id"] {
+            XCTAssertEqual(headerValue(name, "v4lue"), "v4lue", name)
+        }
+        XCTAssertEqual(headerValue("X-Debug", "user=ann; password=hunter2; mode=1"), "user=ann; password=\(m); mode=1")
+        XCTAssertEqual(headerValue("Link", "<https://h/next?page=2&access_token=t>; rel=\"next\""),
+                       "<https://h/next?page=2&access_token=\(m)>; rel=\"next\"")
+        XCTAssertTrue(r.isSensitiveField("key"))
+        XCTAssertTrue(r.isSensitiveField("licenseKey"))
+        XCTAssertFalse(r.isSensitive("key"), "JSON keys keep the narrower rule")
+        XCTAssertEqual(r.url("https://maps.example/api?key=AIzaSyAb1&q=x"), "https://maps.example/api?key=\(m)&q=x")
+    }
+
+    /// Adversarial shapes stay linear (the scan never goes back over long runs).
+    func testTextScanIsLinearOnAdversarialInput() {
+        let inputs = [
+            "https://h/" + String(repeating: ")", count: 200_000),
+            String(repeating: "password:", count: 50_000),
+            String(repeating: "token ", count: 100_000) + "Zx81kq0PaQ7wLm3Vb9Ty",
+            "password: \"" + String(repeating: "a", count: 300_000),
+            String(repeating: "a%25", count: 100_000),
+        ]
+        let start = Date()
+        for text in inputs {
+            _ = r.text(text)
+            _ = r.url("https://h/?q=" + text)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 20, "a quadratic scan would take minutes")
+        XCTAssertEqual(r.text("(see https://h/x?token=t))."), "(see https://h/x?token=\(m))).")
+        XCTAssertEqual(r.text("(https://h/w_(x)?token=t)"), "(https://h/w_(x)?token=\(m))")
+    }
+
+    /// Redacting twice changes nothing more (restored log files pass again).
+    func testRedactionIsIdempotent() {
+        let samples = [
+            "connect to https://ann:pw1@api.example.com/x?token=abc&q=1 failed", "Bearer sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "password: hunter42", #"{"password": "x"}"#, "session token Zx81kq0PaQ7wLm3Vb9Ty", "id \(jwt)",
+            "https://h/?next=https%253A%252F%252Fu%253Apw%2540h2%252F%253Fapi_key%253DK9",
+        ]
+        for s in samples {
+            XCTAssertEqual(r.text(r.text(s)), r.text(s), s)
+            XCTAssertEqual(r.url(r.url(s)), r.url(s), s)
+        }
     }
 }

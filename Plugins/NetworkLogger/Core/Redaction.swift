@@ -1,5 +1,6 @@
 // Redaction: everything the network log stores passes through `Redactor`
-// first (headers, URLs, bodies). No Foundation: the work is done on UTF-8
+// first (headers, URLs, bodies, and every free text: errors, status texts,
+// notes, reasons, server addresses). No Foundation: the work is done on UTF-8
 // bytes and Unicode scalars, never on `Character`s, because a combining mark
 // after `=` or a quote would merge with it into one Character and hide the
 // boundary. Every byte outside a redacted value is kept exactly as it was.
@@ -53,9 +54,19 @@
 //      `authors`, `authenticated`, `WWW-Authenticate`, `unauthorized`,
 //      `authType`, `oauth_callback_url`, `authorization_endpoint`,
 //      `session_count`, `cookie_consent` do not.
-// Not on the list on purpose (add them with `extraNames` if needed): `key`
-// and `code` (far too common as ordinary JSON keys; note OAuth's `?code=`),
-// and Sentry's `x_forwarded_for` (personal data, not a secret).
+// Not on the list on purpose (add them with `extraNames` if needed): `code`
+// (far too common as an ordinary JSON key; note OAuth's `?code=`), and
+// Sentry's `x_forwarded_for` (personal data, not a secret).
+//
+// # Field names
+//
+// Headers and query/fragment/form parameters use `isSensitiveField`: the
+// rules above, plus `key` itself and any name whose last word is `key`
+// (after `-`, `_`, `.`, a space, or camelCase: `X-Tenant-Key`,
+// `x-functions-key`, `license_key`, `mapsKey`; not `monkey`). JSON keys and
+// names in text use the rules above alone: `"key"` is an ordinary JSON key
+// and `key: "..."` everyday code.
+// Extra names (`net.redact-name`, `add_redact_name`) apply everywhere.
 //
 // # Where
 //
@@ -72,8 +83,9 @@
 //   Priority, Version, Comment...) verbatim and redacts the values of
 //   unknown ones; several Set-Cookies folded into one value with commas
 //   (as URLSession does) are split where a comma is followed by `name=`.
-//   Other headers: Location, Content-Location, Referer get `url(_:)`; all
-//   non-redacted values lose JWT signatures.
+//   Other headers: Location, Content-Location, Referer get `url(_:)`; every
+//   other value is scanned as text (below), so `password=...`, `Bearer ...`,
+//   URLs and JWT signatures inside an ordinary value are redacted too.
 // - URLs: `user:password@` becomes `user:[REDACTED]@`; userinfo WITHOUT a
 //   colon becomes `[REDACTED]@` (a token used as the user name, as in
 //   `https://TOKEN@github.com`). Query and fragment (`#access_token=...`)
@@ -81,8 +93,37 @@
 //   the next `&`) becomes `[REDACTED]`. Because some servers also split on
 //   `;`, a sensitive name right after a `;` inside a parameter redacts from
 //   there to the next `&` too (`a=1;token=x` -> `a=1;token=[REDACTED]`). A
-//   parameter without `=` has no value to redact. The path, and values that
-//   are not redacted, lose JWT signatures.
+//   parameter without `=` has no value to redact. The path loses JWT
+//   signatures. A value that is not redacted by its name is percent-decoded
+//   (up to four rounds, each decoded byte remembering the encoded bytes it
+//   came from) and scanned as text, so a URL nested in it
+//   (`redirect_uri=https%3A%2F%2Fh%2F%3Ftoken%3Dx`) is redacted as a URL;
+//   when something is redacted, the unredacted spans are written back as
+//   their original encoded bytes and the marker is inserted as it is
+//   (`...%3Ftoken%3D[REDACTED]`). Nesting is followed `maxNestedDepth` (4)
+//   levels deep; deeper values only lose JWT signatures.
+// - Text (`text(_:)`: errors, status texts, notes, reasons, server
+//   addresses; text bodies; JSON strings; ordinary header values), scanned
+//   once from left to right:
+//   - `scheme://...` up to white space, a quote, `<`, `>`, a backtick or a
+//     brace (trailing `.,;:!?` and unbalanced `)`/`]` are prose) is a URL;
+//   - `Bearer`, `Basic`, `Token`, `JWT`, `DPoP`, `Negotiate`, `NTLM`,
+//     `ApiKey` followed by spaces and a credential-shaped token68 run (8 or
+//     more bytes with a digit, an inner capital or a symbol) lose the token;
+//   - a word (`[A-Za-z0-9._-]+`) that is a sensitive name (`isSensitive`
+//     and the extra names; not the `key` rule of field names, since
+//     `key: "..."` is everyday code), optionally closed by a quote, then
+//     spaces and `=` or `:`: a quoted value is everything inside its
+//     quotes, an unquoted one runs to white space or one of `&;,"'<>)]}`
+//     and a backtick (a final `.` is prose). After `=` the value always
+//     goes; after `:` it goes when the name was quoted too (`"password":
+//     "x"`, data) or the value is credential-shaped (6 bytes or more), so
+//     `Password: required` and JavaScript's `credentials: "omit"` stay;
+//   - a sensitive name followed by spaces and a high-entropy token (16 or
+//     more bytes, credential-shaped, at least 10 different bytes) loses it;
+//   - any other word loses JWT signatures.
+//   A value that already is the marker is left alone, so redacting twice
+//   changes nothing more.
 // - Bodies: application/json, text/json and any `+json` type are parsed
 //   strictly (PincerJSON) and then spliced: only the bytes of a sensitive
 //   key's value (any type, objects and arrays included) are replaced with
@@ -93,11 +134,18 @@
 //   duplicate key in any object (keys compared as Swift Strings, so
 //   canonically equivalent keys count as the same) withhold the body; the
 //   reason never quotes the body's content except a duplicated key.
+//   Strings that are not redacted by their key are scanned as text.
 //   application/x-www-form-urlencoded is handled like a query. Any
-//   multipart/* body is withheld. With no Content-Type at all, a body that
-//   starts with `{` or `[` is treated as JSON (withheld when invalid) and a
-//   body of printable ASCII without spaces containing `=` as a form; any
-//   other type is stored as it is.
+//   multipart/* body is withheld, and so is XML (application/xml, text/xml,
+//   `+xml`, and an untyped, text/plain or octet-stream body that starts
+//   with `<?xml` or an element other than HTML): PincerXML gives element
+//   offsets but not the byte ranges of texts and attribute values a splice
+//   needs. With no Content-Type at all, a body that starts with `{` or `[`
+//   is treated as JSON (withheld when invalid) and a body of printable
+//   ASCII without spaces containing `=` as a form. Every other body of a
+//   textual type (BodyText.isTextual), or that is valid UTF-8 without NUL
+//   bytes whatever its type, is scanned as text; binary bodies are stored
+//   as they are.
 // - JWTs: a run of `[A-Za-z0-9_-]` segments joined by dots in which a
 //   segment base64url-decodes to a JSON object with an "alg" member and is
 //   followed by two non-empty segments: the third segment (the signature)
@@ -203,42 +251,220 @@ public struct Redactor: Sendable {
         ("cookie", ["", "s", "2", "header", "value", "values", "data", "string", "str"]),
     ].map { (Array($0.0.utf8), $0.1) }
 
+
+    /// The rule for field names (headers, query and form parameters, names
+    /// in text): `isSensitive`, plus `key` itself and any name whose last
+    /// word is `key` (`X-Tenant-Key`, `license_key`, `mapsKey`): see "Field
+    /// names" at the top of the file. JSON keys use `isSensitive` alone.
+    public func isSensitiveField(_ name: String) -> Bool {
+        isSensitiveField(Array(name.utf8)[...])
+    }
+
+    func isSensitiveField(_ raw: ArraySlice<UInt8>) -> Bool {
+        let n = Redactor.normalize(utf8: raw)
+        if isSensitive(normalized: n) { return true }
+        if n.isEmpty || Redactor.allowlist.contains(n) { return false }
+        if n == "key" { return true }
+        guard n.hasSuffix("key") else { return false }
+        // The last word, with separators and camelCase kept: percent-decode
+        // as `normalize` does (ASCII is enough to find a word boundary).
+        var bytes = Array(raw)
+        for _ in 0..<4 {
+            guard let decoded = rdPercentDecoded(bytes) else { break }
+            bytes = decoded
+        }
+        var end = bytes.count
+        while end > 0, !(rdIsAlpha(bytes[end - 1]) || rdIsDigit(bytes[end - 1])) { end -= 1 }
+        guard end >= 3 else { return false }
+        let last = bytes[(end - 3)..<end].map { $0 | 0x20 }
+        guard last == Array("key".utf8) else { return false }
+        if end == 3 { return true }
+        let before = bytes[end - 4]
+        // `-key`, `_key`, `.key`, ` key`, or camelCase `Key` after a lowercase letter or digit.
+        if !(rdIsAlpha(before) || rdIsDigit(before)) { return true }
+        let k = bytes[end - 3]
+        return k >= UInt8(ascii: "A") && k <= UInt8(ascii: "Z") && !(before >= UInt8(ascii: "A") && before <= UInt8(ascii: "Z"))
+    }
+
+    /// The extra names, normalised, sorted.
+    public var extraNormalizedNames: [String] { extraNames.sorted() }
+
+    // MARK: - Free text
+
+    /// Any text the log keeps that is not a URL, header, or body: error
+    /// messages, status texts, notes, reasons, server addresses. See "Text"
+    /// at the top of the file.
+    public func text(_ text: String) -> String {
+        let b = Array(text.utf8)
+        guard !b.isEmpty else { return text }
+        var out = RedactionOutput(capacity: b.count)
+        redactText(b[...], into: &out, depth: 0)
+        return out.bytes.elementsEqual(b) ? text : String(decoding: out.bytes, as: UTF8.self)
+    }
+
+    /// Text scanning (see "Text" at the top of the file): embedded URLs,
+    /// `Bearer <token>`, `name=value` / `name: value` after sensitive names,
+    /// long high-entropy tokens after them, JWT signatures.
+    func redactText(_ b: ArraySlice<UInt8>, into out: inout RedactionOutput, depth: Int) {
+        var i = b.startIndex
+        var copied = b.startIndex
+        func flush(to k: Int, _ out: inout RedactionOutput) {
+            if copied < k { out.copy(b[copied..<k]) }
+            copied = k
+        }
+        while i < b.endIndex {
+            let c = b[i]
+            // An embedded URL: scheme "://" ... up to a space, quote or bracket.
+            if rdIsAlpha(c), i == b.startIndex || !rdIsSchemeByte(b[i - 1]) {
+                var k = i + 1
+                while k < b.endIndex, rdIsSchemeByte(b[k]) { k += 1 }
+                if k + 2 < b.endIndex, b[k] == UInt8(ascii: ":"), b[k + 1] == UInt8(ascii: "/"), b[k + 2] == UInt8(ascii: "/") {
+                    var e = k + 3
+                    while e < b.endIndex, !rdEndsURLInText(b[e]) { e += 1 }
+                    // Prose punctuation after a URL is not part of it.
+                    e = rdTrimmingProse(b[i..<e], minimum: k + 3)
+                    flush(to: i, &out)
+                    redactURL(b[i..<e], into: &out, depth: depth)
+                    copied = e
+                    i = e
+                    continue
+                }
+            }
+            guard rdIsJWTByte(c), i == b.startIndex || !rdIsJWTByte(b[i - 1]) else { i += 1; continue }
+            var k = i
+            var dots = 0
+            while k < b.endIndex, rdIsJWTByte(b[k]) {
+                if b[k] == UInt8(ascii: ".") { dots += 1 }
+                k += 1
+            }
+            let word = b[i..<k]
+            // `Bearer <credentials>` and the other schemes that carry a token.
+            if word.count >= 3, word.count <= 9, Redactor.textSchemes.contains(rdLowercased(word)) {
+                var s = k
+                while s < b.endIndex, b[s] == 0x20 || b[s] == 0x09 { s += 1 }
+                var t = s
+                while t < b.endIndex, rdIsToken68Byte(b[t]) { t += 1 }
+                while t > s, b[t - 1] == UInt8(ascii: ".") { t -= 1 }  // a full stop after the token
+                if s > k, rdIsCredentialShaped(b[s..<t], minimum: 8) {
+                    flush(to: s, &out)
+                    out.insert(Redactor.markerBytes)
+                    copied = t
+                    i = t
+                    continue
+                }
+            }
+            if let value = sensitiveValue(after: word, in: b) {
+                flush(to: value.lowerBound, &out)
+                out.insert(Redactor.markerBytes)
+                copied = value.upperBound
+                i = value.upperBound
+                continue
+            }
+            // Not a name with a value: keep it, losing any JWT signature
+            // (a JWT has two dots; other words are copied with what follows).
+            if dots >= 2 {
+                flush(to: i, &out)
+                rdAppendStrippingJWTs(word, to: &out)
+                copied = k
+            }
+            i = k
+        }
+        flush(to: b.endIndex, &out)
+    }
+
+    /// The range of the value to redact after `word` when `word` is a
+    /// sensitive name followed by `=`, `:` (either optionally after a closing
+    /// quote and spaces) or spaces and a long high-entropy token.
+    private func sensitiveValue(after word: ArraySlice<UInt8>, in b: ArraySlice<UInt8>) -> Range<Int>? {
+        // Cheap pre-check: most words are not followed by a separator.
+        var p = word.endIndex
+        if p < b.endIndex, b[p] == UInt8(ascii: "\"") || b[p] == UInt8(ascii: "'") { p += 1 }
+        while p < b.endIndex, b[p] == 0x20 || b[p] == 0x09 { p += 1 }
+        guard p < b.endIndex else { return nil }
+        let separator = b[p]
+        if separator != UInt8(ascii: "=") && separator != UInt8(ascii: ":") {
+            // `token AbC...`: only a long high-entropy token (checked first:
+            // most words are followed by a space and an ordinary word).
+            guard p > word.endIndex else { return nil }
+            var t = p
+            while t < b.endIndex, rdIsToken68Byte(b[t]) { t += 1 }
+            return rdIsHighEntropy(b[p..<t]) && isSensitive(normalized: Redactor.normalize(utf8: word)) ? p..<t : nil
+        }
+        // Names in text use the narrower rule: `key: "..."` is everyday code.
+        guard isSensitive(normalized: Redactor.normalize(utf8: word)) else { return nil }
+        // `"password": "x"` is data; `credentials: "omit"` (an unquoted name) is code.
+        let quotedName = word.startIndex > b.startIndex && word.endIndex < b.endIndex
+            && (b[word.startIndex - 1] == UInt8(ascii: "\"") || b[word.startIndex - 1] == UInt8(ascii: "'"))
+            && b[word.endIndex] == b[word.startIndex - 1]
+        p += 1
+        while p < b.endIndex, b[p] == 0x20 || b[p] == 0x09 { p += 1 }
+        guard p < b.endIndex, !b[p...].starts(with: Redactor.markerBytes) else { return nil }
+        if b[p] == UInt8(ascii: "\"") || b[p] == UInt8(ascii: "'") {
+            // A quoted value, backslash escapes honoured: everything inside goes.
+            let quote = b[p]
+            var q = p + 1
+            while q < b.endIndex, b[q] != quote {
+                q += b[q] == UInt8(ascii: "\\") ? 2 : 1
+            }
+            let end = min(q, b.endIndex)
+            guard end > p + 1 else { return nil }
+            if separator == UInt8(ascii: ":"), !quotedName, !rdIsCredentialShaped(b[(p + 1)..<end], minimum: 6) { return nil }
+            return (p + 1)..<end
+        }
+        var v = p
+        while v < b.endIndex, !rdEndsValueInText(b[v]) { v += 1 }
+        var end = v
+        while end > p, b[end - 1] == UInt8(ascii: ".") { end -= 1 }  // a full stop after the value
+        guard end > p else { return nil }
+        let value = b[p..<end]
+        if value.elementsEqual(Redactor.markerBytes) { return nil }
+        // After `=` any value goes (as in a form); after `:` only what
+        // looks like a credential, so "Password: required" stays.
+        if separator == UInt8(ascii: "=") || rdIsCredentialShaped(value, minimum: 6) { return p..<end }
+        return nil
+    }
+
+    /// Scheme words that are followed by a credential in text (`Bearer x`).
+    private static let textSchemes: Set<[UInt8]> = Set(["bearer", "basic", "token", "jwt", "dpop", "negotiate", "ntlm", "apikey"].map { Array($0.utf8) })
+
     // MARK: - URLs
 
     public func url(_ url: String) -> String {
         let b = Array(url.utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(b.count + 16)
-        redactURL(b[...], into: &out)
-        return String(decoding: out, as: UTF8.self)
+        var out = RedactionOutput(capacity: b.count + 16)
+        redactURL(b[...], into: &out, depth: 0)
+        return out.bytes.elementsEqual(b) ? url : String(decoding: out.bytes, as: UTF8.self)
     }
 
-    private func redactURL(_ b: ArraySlice<UInt8>, into out: inout [UInt8]) {
+    /// How many URLs (or encoded values) inside values inside URLs are
+    /// followed; deeper ones are redacted as plain parameters.
+    public static let maxNestedDepth = 4
+
+    func redactURL(_ b: ArraySlice<UInt8>, into out: inout RedactionOutput, depth: Int) {
         var i = b.startIndex
         // scheme ":" (ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ))
         if i < b.endIndex, rdIsAlpha(b[i]) {
             var k = i + 1
-            while k < b.endIndex, rdIsAlpha(b[k]) || rdIsDigit(b[k]) || b[k] == UInt8(ascii: "+")
-                || b[k] == UInt8(ascii: "-") || b[k] == UInt8(ascii: ".") { k += 1 }
+            while k < b.endIndex, rdIsSchemeByte(b[k]) { k += 1 }
             if k < b.endIndex, b[k] == UInt8(ascii: ":") {
-                out.append(contentsOf: b[i...k])
+                out.copy(b[i...k])
                 i = k + 1
             }
         }
         // "//" authority
         if i + 1 < b.endIndex, b[i] == UInt8(ascii: "/"), b[i + 1] == UInt8(ascii: "/") {
-            out.append(contentsOf: b[i..<i + 2])
+            out.copy(b[i..<i + 2])
             i += 2
             var end = i
             while end < b.endIndex, b[end] != UInt8(ascii: "/"), b[end] != UInt8(ascii: "?"), b[end] != UInt8(ascii: "#") { end += 1 }
             if let at = b[i..<end].lastIndex(of: UInt8(ascii: "@")) {
                 if let colon = b[i..<at].firstIndex(of: UInt8(ascii: ":")) {
-                    out.append(contentsOf: b[i...colon])  // "user:"
+                    out.copy(b[i...colon])  // "user:"
                 }
-                out.append(contentsOf: Redactor.markerBytes)
+                out.insert(Redactor.markerBytes)
                 i = at
             }
-            out.append(contentsOf: b[i..<end])
+            out.copy(b[i..<end])
             i = end
         }
         // path
@@ -248,48 +474,80 @@ public struct Redactor: Sendable {
         i = end
         // query
         if i < b.endIndex, b[i] == UInt8(ascii: "?") {
-            out.append(b[i])
+            out.copy(b[i...i])
             i += 1
             end = b[i...].firstIndex(of: UInt8(ascii: "#")) ?? b.endIndex
-            redactParameters(b[i..<end], into: &out)
+            redactParameters(b[i..<end], into: &out, depth: depth)
             i = end
         }
         // fragment (`#access_token=...` in OAuth's implicit flow)
         if i < b.endIndex {
-            out.append(b[i])
-            redactParameters(b[(i + 1)...], into: &out)
+            out.copy(b[i...i])
+            redactParameters(b[(i + 1)...], into: &out, depth: depth)
         }
     }
 
     /// `name=value&name=value` (queries, fragments, form bodies).
-    private func redactParameters(_ b: ArraySlice<UInt8>, into out: inout [UInt8]) {
+    func redactParameters(_ b: ArraySlice<UInt8>, into out: inout RedactionOutput, depth: Int) {
         var start = b.startIndex
         while start <= b.endIndex {
             let end = b[start...].firstIndex(of: UInt8(ascii: "&")) ?? b.endIndex
-            redactParameter(b[start..<end], into: &out)
+            redactParameter(b[start..<end], into: &out, depth: depth)
             if end == b.endIndex { break }
-            out.append(UInt8(ascii: "&"))
+            out.copy(b[end...end])
             start = end + 1
         }
     }
 
-    private func redactParameter(_ p: ArraySlice<UInt8>, into out: inout [UInt8]) {
+    private func redactParameter(_ p: ArraySlice<UInt8>, into out: inout RedactionOutput, depth: Int) {
         // Candidate names start at the beginning and after every ';'.
         var nameStart = p.startIndex
         while nameStart <= p.endIndex {
             var k = nameStart
             while k < p.endIndex, p[k] != UInt8(ascii: "="), p[k] != UInt8(ascii: ";") { k += 1 }
-            if k < p.endIndex, p[k] == UInt8(ascii: "="),
-               isSensitive(normalized: Redactor.normalize(utf8: p[nameStart..<k])) {
-                rdAppendStrippingJWTs(p[p.startIndex..<nameStart], to: &out)
-                out.append(contentsOf: p[nameStart...k])
-                out.append(contentsOf: Redactor.markerBytes)
+            if k < p.endIndex, p[k] == UInt8(ascii: "="), isSensitiveField(p[nameStart..<k]) {
+                if nameStart > p.startIndex { redactValue(p[p.startIndex..<nameStart], into: &out, depth: depth) }
+                out.copy(p[nameStart...k])
+                out.insert(Redactor.markerBytes)
                 return
             }
             guard let semicolon = p[nameStart...].firstIndex(of: UInt8(ascii: ";")) else { break }
             nameStart = semicolon + 1
         }
-        rdAppendStrippingJWTs(p, to: &out)
+        // Not sensitive: the value may still hold a token or a URL (percent-encoded).
+        if let eq = p.firstIndex(of: UInt8(ascii: "=")) {
+            out.copy(p[p.startIndex...eq])
+            redactValue(p[(eq + 1)...], into: &out, depth: depth)
+        } else {
+            redactValue(p, into: &out, depth: depth)
+        }
+    }
+
+    /// A parameter value that is not sensitive by name: percent-decoded (up
+    /// to four rounds), scanned as text (nested URLs, tokens by shape), and
+    /// when something is redacted written back so that every byte outside
+    /// the redacted spans keeps its original (encoded) form.
+    private func redactValue(_ v: ArraySlice<UInt8>, into out: inout RedactionOutput, depth: Int) {
+        guard !v.isEmpty else { return }
+        guard depth < Redactor.maxNestedDepth else { rdAppendStrippingJWTs(v, to: &out); return }
+        guard v.contains(UInt8(ascii: "%")) else { redactText(v, into: &out, depth: depth + 1); return }
+        // decoded[n] came from v[map[n]] (a range of the original bytes).
+        var decoded = Array(v)
+        var map = v.indices.map { $0..<($0 + 1) }
+        for _ in 0..<4 {
+            guard let (next, nextMap) = rdPercentDecodedWithMap(decoded, map) else { break }
+            decoded = next
+            map = nextMap
+        }
+        var inner = RedactionOutput(capacity: decoded.count)
+        redactText(decoded[...], into: &inner, depth: depth + 1)
+        if inner.bytes == decoded { out.copy(v); return }
+        for piece in inner.pieces {
+            switch piece {
+            case .copy(let r): out.copy(v[map[r.lowerBound].lowerBound..<map[r.upperBound - 1].upperBound])
+            case .insert(let bytes): out.insert(bytes)
+            }
+        }
     }
 
     // MARK: - Headers
@@ -304,19 +562,19 @@ public struct Redactor: Sendable {
             case "setcookie", "setcookie2":
                 result.value = redactSetCookie(header.value)
             default:
-                if isSensitive(normalized: name) {
+                if isSensitiveField(Array(header.name.utf8)[...]) {
                     result.value = name.hasSuffix("authorization") ? redactCredentials(header.value) : Redactor.marker
                 } else if Redactor.urlHeaders.contains(name) {
                     result.value = url(header.value)
                 } else {
-                    var out: [UInt8] = []
-                    rdAppendStrippingJWTs(Array(header.value.utf8)[...], to: &out)
-                    result.value = String(decoding: out, as: UTF8.self)
+                    // `password=...`, tokens by shape and URLs inside ordinary values.
+                    result.value = text(header.value)
                 }
             }
             return result
         }
     }
+
 
     private static let urlHeaders: Set<String> = ["location", "contentlocation", "referer", "referrer"]
 
@@ -437,15 +695,18 @@ public struct Redactor: Sendable {
         if type.hasPrefix("multipart/") {
             return .withheld(reason: "\(type) bodies are not checked for secrets")
         }
+        if Redactor.isXML(type) {
+            return .withheld(reason: "XML bodies (\(type)) are not checked for secrets")
+        }
         if type == "application/json" || type == "text/json" || type.hasSuffix("+json") {
             return redactJSON(bytes)
         }
         if type == "application/x-www-form-urlencoded" {
             return .stored(redactForm(bytes))
         }
+        let first = bytes.first { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }
         if type.isEmpty {
-            // No Content-Type: sniff JSON and forms.
-            let first = bytes.first { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }
+            // No Content-Type: sniff JSON, XML and forms.
             if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
                 let result = redactJSON(bytes)
                 if case .withheld(let reason) = result {
@@ -457,15 +718,48 @@ public struct Redactor: Sendable {
                 return .stored(redactForm(bytes))
             }
         }
+        if first == UInt8(ascii: "<"), Redactor.looksLikeXML(bytes), type.isEmpty || type == "text/plain" || type == "application/octet-stream" {
+            return .withheld(reason: "the body looks like XML, which is not checked for secrets")
+        }
+        // Any other text (text/plain, HTML, JavaScript, CSV...) is scanned for
+        // tokens by shape; binary bytes are kept as they are.
+        if BodyText.isTextual(type) || Redactor.isPlainText(bytes) {
+            var out = RedactionOutput(capacity: bytes.count)
+            redactText(bytes[...], into: &out, depth: 0)
+            return .stored(out.bytes)
+        }
         return .stored(bytes)
     }
 
-    private func redactForm(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        redactParameters(bytes[...], into: &out)
-        return out
+    /// XML media types: application/xml, text/xml and any `+xml` type.
+    static func isXML(_ type: String) -> Bool {
+        type == "application/xml" || type == "text/xml" || type.hasSuffix("+xml")
     }
+
+    /// `<?xml`, or an element start followed later by a closing tag.
+    static func looksLikeXML(_ bytes: [UInt8]) -> Bool {
+        var i = 0
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 }
+        if bytes[i...].starts(with: Array("<?xml".utf8)) { return true }
+        guard i + 1 < bytes.count, rdIsAlpha(bytes[i + 1]) else { return false }
+        // HTML is text, not XML.
+        let head = bytes[(i + 1)...].prefix(4).map { $0 | 0x20 }
+        if head == Array("html".utf8) || bytes[(i + 1)...].prefix(8).map({ $0 | 0x20 }) == Array("!doctype".utf8) { return false }
+        return bytes.contains(UInt8(ascii: "/"))
+    }
+
+    /// Valid UTF-8 without NUL bytes: text whatever its type says.
+    static func isPlainText(_ bytes: [UInt8]) -> Bool {
+        !bytes.contains(0) && String(validating: bytes, as: UTF8.self) != nil
+    }
+
+    private func redactForm(_ bytes: [UInt8]) -> [UInt8] {
+        var out = RedactionOutput(capacity: bytes.count)
+        redactParameters(bytes[...], into: &out, depth: 0)
+        return out.bytes
+    }
+
 
     private func redactJSON(_ bytes: [UInt8]) -> BodyPayload {
         do {
@@ -583,7 +877,7 @@ private struct RedactionJSONSplicer {
         case UInt8(ascii: "\""):
             let start = i
             skipString()
-            if !redacting { stripJWTs(in: start..<i) }
+            if !redacting { redactString(in: start..<i) }
         default:
             while i < b.count {
                 switch b[i] {
@@ -611,53 +905,95 @@ private struct RedactionJSONSplicer {
         return String(decoding: inner, as: UTF8.self)
     }
 
-    mutating func stripJWTs(in range: Range<Int>) {
+    /// A string value that is not redacted by its key: scanned as text
+    /// (tokens by shape, URLs, JWT signatures). Unchanged strings keep their
+    /// escapes; changed ones with escapes are re-quoted.
+    mutating func redactString(in range: Range<Int>) {
         let inner = b[(range.lowerBound + 1)..<(range.upperBound - 1)]
-        // A JWT has two dots; skip the work for most strings.
-        var dots = 0
-        for byte in inner where byte == UInt8(ascii: ".") { dots += 1; if dots == 2 { break } }
-        guard dots >= 2 else { return }
         if !inner.contains(UInt8(ascii: "\\")) {
-            var stripped: [UInt8] = []
-            rdAppendStrippingJWTs(inner, to: &stripped)
-            if !stripped.elementsEqual(inner) {
-                replace(inner.startIndex..<inner.endIndex, with: stripped)
+            var out = RedactionOutput(capacity: inner.count)
+            redactor.redactText(inner, into: &out, depth: 0)
+            if !out.bytes.elementsEqual(inner) {
+                replace(inner.startIndex..<inner.endIndex, with: out.bytes)
             }
         } else {
             let text = Array(decodeString(range).utf8)
-            var stripped: [UInt8] = []
-            rdAppendStrippingJWTs(text[...], to: &stripped)
-            if stripped != text {
-                replace(range, with: Array(JSON.quote(String(decoding: stripped, as: UTF8.self)).utf8))
+            var out = RedactionOutput(capacity: text.count)
+            redactor.redactText(text[...], into: &out, depth: 0)
+            if out.bytes != text {
+                replace(range, with: Array(JSON.quote(String(decoding: out.bytes, as: UTF8.self)).utf8))
             }
         }
     }
 }
 
+// MARK: - Output
+
+/// Redacted bytes plus where each piece came from, so that a redaction done
+/// on decoded bytes can be written back into the encoded ones (a URL inside
+/// a percent-encoded parameter).
+struct RedactionOutput {
+    enum Piece {
+        /// Input bytes at this range, copied.
+        case copy(Range<Int>)
+        /// Bytes that are not in the input (the marker).
+        case insert([UInt8])
+    }
+    var bytes: [UInt8] = []
+    var pieces: [Piece] = []
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    /// `s` must be a slice of the input (its indices are the input's).
+    mutating func copy(_ s: ArraySlice<UInt8>) {
+        guard !s.isEmpty else { return }
+        bytes.append(contentsOf: s)
+        if case .copy(let last)? = pieces.last, last.upperBound == s.startIndex {
+            pieces[pieces.count - 1] = .copy(last.lowerBound..<s.endIndex)
+        } else {
+            pieces.append(.copy(s.startIndex..<s.endIndex))
+        }
+    }
+
+    mutating func insert(_ b: [UInt8]) {
+        bytes.append(contentsOf: b)
+        pieces.append(.insert(b))
+    }
+}
+
 // MARK: - JWTs
 
-private func rdIsJWTByte(_ b: UInt8) -> Bool {
+func rdIsJWTByte(_ b: UInt8) -> Bool {
     rdIsAlpha(b) || rdIsDigit(b) || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".")
 }
 
 /// Copies `b`, replacing the signature of every JWT in it with the marker.
-private func rdAppendStrippingJWTs(_ b: ArraySlice<UInt8>, to out: inout [UInt8]) {
+func rdAppendStrippingJWTs(_ b: ArraySlice<UInt8>, to out: inout RedactionOutput) {
     var i = b.startIndex
+    var copied = b.startIndex
     while i < b.endIndex {
-        guard rdIsJWTByte(b[i]) else { out.append(b[i]); i += 1; continue }
+        guard rdIsJWTByte(b[i]) else { i += 1; continue }
         var j = i
         var dots = 0
         while j < b.endIndex, rdIsJWTByte(b[j]) {
             if b[j] == UInt8(ascii: ".") { dots += 1 }
             j += 1
         }
-        if dots >= 2 { rdAppendRun(b[i..<j], to: &out) } else { out.append(contentsOf: b[i..<j]) }
+        if dots >= 2, let signatures = rdSignatures(b[i..<j]) {
+            for signature in signatures {
+                out.copy(b[copied..<signature.lowerBound])
+                out.insert(Redactor.markerBytes)
+                copied = signature.upperBound
+            }
+        }
         i = j
     }
+    out.copy(b[copied..<b.endIndex])
 }
 
-/// A run of base64url characters and dots.
-private func rdAppendRun(_ run: ArraySlice<UInt8>, to out: inout [UInt8]) {
+/// The signature segments of the JWTs in a run of base64url characters and
+/// dots, or nil when there are none.
+private func rdSignatures(_ run: ArraySlice<UInt8>) -> [Range<Int>]? {
     var parts: [Range<Int>] = []
     var start = run.startIndex
     for k in run.indices where run[k] == UInt8(ascii: ".") {
@@ -665,21 +1001,17 @@ private func rdAppendRun(_ run: ArraySlice<UInt8>, to out: inout [UInt8]) {
         start = k + 1
     }
     parts.append(start..<run.endIndex)
-    var signatures = Set<Int>()
+    var signatures: [Range<Int>] = []
     var k = 0
     while k + 2 < parts.count {
         if !parts[k].isEmpty, !parts[k + 1].isEmpty, !parts[k + 2].isEmpty, rdIsJWTHeader(run[parts[k]]) {
-            signatures.insert(k + 2)
+            signatures.append(parts[k + 2])
             k += 3
         } else {
             k += 1
         }
     }
-    guard !signatures.isEmpty else { out.append(contentsOf: run); return }
-    for (n, part) in parts.enumerated() {
-        if n > 0 { out.append(UInt8(ascii: ".")) }
-        if signatures.contains(n) { out.append(contentsOf: Redactor.markerBytes) } else { out.append(contentsOf: run[part]) }
-    }
+    return signatures.isEmpty ? nil : signatures
 }
 
 /// Base64url that decodes to a JSON object with an "alg" member.
@@ -719,8 +1051,8 @@ private func rdBase64URLDecode(_ s: ArraySlice<UInt8>) -> [UInt8]? {
 
 // MARK: - Bytes
 
-private func rdIsAlpha(_ b: UInt8) -> Bool { (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") }
-private func rdIsDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
+func rdIsAlpha(_ b: UInt8) -> Bool { (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") }
+func rdIsDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
 
 /// RFC 9110 tchar.
 private func rdIsTChar(_ b: UInt8) -> Bool {
@@ -745,7 +1077,7 @@ private func rdHexValue(_ b: UInt8) -> UInt8? {
 }
 
 /// One pass of percent-decoding; nil when nothing was decoded.
-private func rdPercentDecoded(_ b: [UInt8]) -> [UInt8]? {
+func rdPercentDecoded(_ b: [UInt8]) -> [UInt8]? {
     guard b.contains(UInt8(ascii: "%")) else { return nil }
     var out: [UInt8] = []
     out.reserveCapacity(b.count)
@@ -787,4 +1119,131 @@ private func rdFind(_ haystack: [UInt8], _ needle: [UInt8], from start: Int) -> 
 
 private func rdContains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     rdFind(haystack, needle, from: 0) != nil
+}
+
+func rdIsSchemeByte(_ b: UInt8) -> Bool {
+    rdIsAlpha(b) || rdIsDigit(b) || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
+}
+
+/// Where a URL written in text ends: white space, quotes, angle brackets,
+/// backticks, backslashes, braces and control characters.
+func rdEndsURLInText(_ b: UInt8) -> Bool {
+    switch b {
+    case 0...0x20, 0x7F, UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"),
+         UInt8(ascii: "\\"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "|"), UInt8(ascii: "^"):
+        return true
+    default:
+        return false
+    }
+}
+
+func rdIsTrailingPunctuation(_ b: UInt8) -> Bool {
+    switch b {
+    case UInt8(ascii: "."), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: ":"), UInt8(ascii: "!"), UInt8(ascii: "?"):
+        return true
+    default:
+        return false
+    }
+}
+
+/// The end of a URL found in text without the prose after it: trailing
+/// `.,;:!?`, and `)` or `]` that open nowhere in the URL (`(see
+/// https://h/x)`). Linear: the brackets are counted once.
+func rdTrimmingProse(_ url: ArraySlice<UInt8>, minimum: Int) -> Int {
+    var parens = 0, squares = 0
+    for c in url {
+        switch c {
+        case UInt8(ascii: "("): parens += 1
+        case UInt8(ascii: ")"): parens -= 1
+        case UInt8(ascii: "["): squares += 1
+        case UInt8(ascii: "]"): squares -= 1
+        default: break
+        }
+    }
+    var e = url.endIndex
+    while e > minimum {
+        let c = url[e - 1]
+        if rdIsTrailingPunctuation(c) {
+            e -= 1
+        } else if c == UInt8(ascii: ")"), parens < 0 {
+            parens += 1
+            e -= 1
+        } else if c == UInt8(ascii: "]"), squares < 0 {
+            squares += 1
+            e -= 1
+        } else {
+            break
+        }
+    }
+    return e
+}
+
+/// Where an unquoted value after `name=` or `name:` ends in text.
+func rdEndsValueInText(_ b: UInt8) -> Bool {
+    switch b {
+    case 0...0x20, 0x7F, UInt8(ascii: "&"), UInt8(ascii: ";"), UInt8(ascii: ","), UInt8(ascii: "\""), UInt8(ascii: "'"),
+         UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: ")"), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: "`"):
+        return true
+    default:
+        return false
+    }
+}
+
+/// RFC 9110 token68, the alphabet of bearer tokens and base64.
+func rdIsToken68Byte(_ b: UInt8) -> Bool {
+    rdIsAlpha(b) || rdIsDigit(b) || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_")
+        || b == UInt8(ascii: "~") || b == UInt8(ascii: "+") || b == UInt8(ascii: "/") || b == UInt8(ascii: "=")
+}
+
+func rdLowercased(_ b: ArraySlice<UInt8>) -> [UInt8] {
+    b.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }
+}
+
+/// At least `minimum` bytes and not a plain word: a digit, a capital after
+/// the first letter, or a symbol. So `hunter42`, `dXNlcjpwYXNz` and
+/// `a-b_c+d/e` are credentials, `required` and `Authentication` are not.
+func rdIsCredentialShaped(_ v: ArraySlice<UInt8>, minimum: Int) -> Bool {
+    guard v.count >= minimum, !v.elementsEqual(Redactor.markerBytes) else { return false }
+    var first = true
+    for c in v {
+        if rdIsDigit(c) { return true }
+        if !first, c >= UInt8(ascii: "A"), c <= UInt8(ascii: "Z") { return true }
+        if !rdIsAlpha(c), c < 0x80 { return true }
+        first = false
+    }
+    return false
+}
+
+/// A long random-looking token: 16 bytes or more, credential-shaped, with at
+/// least 10 different bytes.
+func rdIsHighEntropy(_ v: ArraySlice<UInt8>) -> Bool {
+    guard v.count >= 16, rdIsCredentialShaped(v, minimum: 16) else { return false }
+    var seen = Set<UInt8>()
+    for c in v { seen.insert(c); if seen.count >= 10 { return true } }
+    return false
+}
+
+/// One pass of percent-decoding that also says where each decoded byte came
+/// from (`map[n]` is the range of the original input for decoded byte n);
+/// nil when nothing was decoded.
+func rdPercentDecodedWithMap(_ b: [UInt8], _ map: [Range<Int>]) -> ([UInt8], [Range<Int>])? {
+    guard b.contains(UInt8(ascii: "%")) else { return nil }
+    var out: [UInt8] = [], outMap: [Range<Int>] = []
+    out.reserveCapacity(b.count)
+    outMap.reserveCapacity(b.count)
+    var changed = false
+    var i = 0
+    while i < b.count {
+        if b[i] == UInt8(ascii: "%"), i + 2 < b.count, let hi = rdHexValue(b[i + 1]), let lo = rdHexValue(b[i + 2]) {
+            out.append(hi << 4 | lo)
+            outMap.append(map[i].lowerBound..<map[i + 2].upperBound)
+            changed = true
+            i += 3
+        } else {
+            out.append(b[i])
+            outMap.append(map[i])
+            i += 1
+        }
+    }
+    return changed ? (out, outMap) : nil
 }

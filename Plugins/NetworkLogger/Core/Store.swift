@@ -92,14 +92,22 @@ public final class NetworkStore: @unchecked Sendable {
 
     private let state: Mutex<Ring>
     private let settings: Mutex<(limits: LogLimits, rules: [CaptureRule])>
-    public let redactor: Redactor
+    private let currentRedactor: Mutex<Redactor>
+    /// The redactor in use now (`setRedactedNames` replaces it).
+    public var redactor: Redactor { currentRedactor.withLock { $0 } }
     private let listeners = Mutex<[(UInt64, @Sendable (NetworkEntry) -> Void)]>([])
     private let listenerID = Atomic<UInt64>(1)
 
     public init(limits: LogLimits = LogLimits(), rules: [CaptureRule] = [], redactor: Redactor = Redactor()) {
         state = Mutex(Ring(capacity: limits.entryLimit))
         settings = Mutex((limits, rules))
-        self.redactor = redactor
+        currentRedactor = Mutex(redactor)
+    }
+
+    /// Names redacted on top of the defaults (`net.redact-name`), for what is
+    /// recorded from now on.
+    public func setRedactedNames(_ names: [String]) {
+        currentRedactor.withLock { $0 = Redactor(extraNames: names) }
     }
 
     // MARK: configuration
@@ -141,7 +149,8 @@ public final class NetworkStore: @unchecked Sendable {
                       body: [UInt8], stubbed: Bool = false) -> UInt64? {
         let kind = rule(method: method, url: url)
         if kind == .ignore { return nil }
-        var entry = NetworkEntry(source: source, startedAt: startedAt, method: method, url: redactor.url(url))
+        let redactor = self.redactor
+        var entry = NetworkEntry(source: source, startedAt: startedAt, method: redactor.text(method), url: redactor.url(url))
         entry.requestHeaders = redactor.headers(headers)
         entry.requestBody = ingest(body, size: body.count, contentType: headers.first("Content-Type"), metadataOnly: kind == .metadataOnly,
                                    side: "request", notes: &entry.notes)
@@ -154,6 +163,7 @@ public final class NetworkStore: @unchecked Sendable {
     public func complete(_ id: UInt64, _ response: RawResponse) -> Bool {
         guard let pending = entry(id) else { return false }
         let metadataOnly = rule(method: pending.method, url: pending.url) == .metadataOnly
+        let redactor = self.redactor
         var notes: [String] = []
         let body = ingest(response.body, size: response.bodySize ?? response.body.count, contentType: response.headers.first("Content-Type"),
                           metadataOnly: metadataOnly, side: "response", notes: &notes)
@@ -162,21 +172,23 @@ public final class NetworkStore: @unchecked Sendable {
         return update(id) { e in
             e.state = .complete
             e.status = response.status
-            e.statusText = response.statusText
-            e.httpVersion = response.httpVersion
+            e.statusText = redactor.text(response.statusText)
+            e.httpVersion = redactor.text(response.httpVersion)
             e.responseHeaders = headers
             e.responseBody = body
             e.redirectURL = redirect
-            e.serverIP = response.serverIP
+            e.serverIP = response.serverIP.map(redactor.text)
             e.timings = response.timings
-            e.notes += notes
+            e.notes += notes.map(redactor.text)
         }
     }
 
-    /// Completes a pending entry without a response.
+    /// Completes a pending entry without a response. The error text is
+    /// redacted like everything else (a client may quote the URL or a token).
     @discardableResult
     public func fail(_ id: UInt64, error: String, timings: Timings? = nil) -> Bool {
-        update(id) { e in
+        let error = redactor.text(error)
+        return update(id) { e in
             e.state = .failed
             e.error = error
             if let timings { e.timings = timings }
@@ -189,27 +201,63 @@ public final class NetworkStore: @unchecked Sendable {
     public func add(_ raw: NetworkEntry) -> UInt64? {
         let kind = rule(method: raw.method, url: raw.url)
         if kind == .ignore { return nil }
+        return append(redacted(raw, metadataOnly: kind == .metadataOnly, restoring: false))
+    }
+
+    /// Adds entries from a persisted log file: ids are new. They pass
+    /// redaction again (idempotent), so a file written by hand or before a
+    /// name was added (`net.redact-name`) holds nothing more than a new entry would.
+    public func restore(_ entries: [NetworkEntry]) {
+        for e in entries { _ = append(redacted(e, metadataOnly: false, restoring: true)) }
+    }
+
+    /// An entry read from a log file, redacted as `restore` would store it
+    /// (net.tail prints what it follows through this).
+    public func redactedForDisplay(_ entry: NetworkEntry) -> NetworkEntry {
+        redacted(entry, metadataOnly: false, restoring: true)
+    }
+
+    /// Every text of an entry through the redactor: URLs, headers, bodies,
+    /// and the free texts (method, status text, error, server address,
+    /// notes, the reasons a body is not held).
+    private func redacted(_ raw: NetworkEntry, metadataOnly: Bool, restoring: Bool) -> NetworkEntry {
+        let redactor = self.redactor
         var e = raw
+        e.method = redactor.text(raw.method)
         e.url = redactor.url(raw.url)
+        e.httpVersion = redactor.text(raw.httpVersion)
         e.redirectURL = raw.redirectURL.isEmpty ? "" : redactor.url(raw.redirectURL)
         e.requestHeaders = redactor.headers(raw.requestHeaders)
         e.responseHeaders = redactor.headers(raw.responseHeaders)
-        e.requestBody = reingest(raw.requestBody, metadataOnly: kind == .metadataOnly, side: "request", notes: &e.notes)
-        e.responseBody = reingest(raw.responseBody, metadataOnly: kind == .metadataOnly, side: "response", notes: &e.notes)
-        return append(e)
+        e.statusText = redactor.text(raw.statusText)
+        e.error = raw.error.map(redactor.text)
+        e.serverIP = raw.serverIP.map(redactor.text)
+        var notes: [String] = []
+        e.requestBody = reingest(raw.requestBody, metadataOnly: metadataOnly, restoring: restoring, side: "request", notes: &notes)
+        e.responseBody = reingest(raw.responseBody, metadataOnly: metadataOnly, restoring: restoring, side: "response", notes: &notes)
+        e.notes = (raw.notes + notes).map(redactor.text)
+        return e
     }
 
-    /// Adds entries that were redacted when first stored (a persisted log
-    /// file): no second pass, ids are new.
-    public func restore(_ entries: [NetworkEntry]) {
-        for e in entries { _ = append(e) }
-    }
-
-    private func reingest(_ body: Body, metadataOnly: Bool, side: String, notes: inout [String]) -> Body {
-        guard case .stored(let bytes) = body.payload else { return body }
-        var b = ingest(bytes, size: max(body.size, bytes.count), contentType: body.mimeType, metadataOnly: metadataOnly, side: side, notes: &notes)
-        if b.mimeType.isEmpty { b.mimeType = body.mimeType }
-        return b
+    /// `restoring`: the bytes are what the log kept (already redacted, so
+    /// maybe shorter than `size`, the size as sent).
+    private func reingest(_ body: Body, metadataOnly: Bool, restoring: Bool, side: String, notes: inout [String]) -> Body {
+        var body = body
+        body.mimeType = mediaType(redactor.text(body.mimeType))
+        switch body.payload {
+        case .stored(let bytes):
+            var b = ingest(bytes, size: restoring ? bytes.count : max(body.size, bytes.count), contentType: body.mimeType,
+                           metadataOnly: metadataOnly, side: side, notes: &notes)
+            if b.mimeType.isEmpty { b.mimeType = body.mimeType }
+            if restoring { b.size = max(body.size, bytes.count) }
+            return b
+        case .withheld(let reason):
+            // A HAR file's comment or `_bodyWithheld`: free text like any other.
+            body.payload = .withheld(reason: redactor.text(reason))
+            return body
+        case .none, .skipped, .dropped:
+            return body
+        }
     }
 
     /// Decides what is kept of one body: nothing (metadata-only), its size

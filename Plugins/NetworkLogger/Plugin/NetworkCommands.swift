@@ -125,6 +125,21 @@ struct NetworkCommands {
             }
             return .string("removed rule \(i)")
         }
+        try host.addCommand("redact-name(name: string) -> string",
+                            summary: "Redact the values of this name too (headers, parameters, cookies, JSON keys, text) from now on; persisted",
+                            details: "The name is normalised as the built-in ones are (lowercase, percent-decoded, NFKC, letters and digits only), so X-Tenant-PIN also matches x_tenant_pin; it matches whole names, not parts. net.redact-names lists the added names; net.remove-redact-name removes one. Entries already in the log are not changed.",
+                            changesState: true) { args in
+            .string(try logger.addRedactName(args[0].string))
+        }
+        try host.addCommand("redact-names() -> string", summary: "The names added with net.redact-name (on top of the defaults)", jsonResult: true) { _ in
+            .string(JSON.array(logger.current.redactNames.map { name in
+                .object([("name", .string(name)), ("normalized", .string(Redactor.normalize(name)))])
+            }).serialized())
+        }
+        try host.addCommand("remove-redact-name(name: string) -> string", summary: "Stop redacting an added name (the defaults stay)",
+                            changesState: true) { args in
+            .string(try logger.removeRedactName(args[0].string))
+        }
         try host.addCommand("limits(entries: i64 = 0, body_cap: i64 = -1, budget: i64 = -1) -> string",
                             summary: "Show or set the entry limit (1-100000), the per-body cap and the total body budget (bytes)",
                             changesState: true, jsonResult: true) { args in

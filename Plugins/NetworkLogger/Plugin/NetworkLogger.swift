@@ -26,6 +26,8 @@ struct LoggerConfig: Equatable {
     /// 0: the log lives in memory only. Otherwise entries are appended to
     /// the log file and kept this many days.
     var persistDays = 0
+    /// Names redacted on top of the defaults (`net.redact-name`), as given.
+    var redactNames: [String] = []
 
     static let key = "config"
 
@@ -38,6 +40,7 @@ struct LoggerConfig: Equatable {
                 .object([("kind", .string(r.kind.rawValue)), ("host", .string(r.host)), ("pathPrefix", .string(r.pathPrefix)),
                          ("methods", .array(r.methods.map(JSON.string)))])
             })),
+            ("redactNames", .array(redactNames.map(JSON.string))),
         ])
     }
 
@@ -57,6 +60,7 @@ struct LoggerConfig: Equatable {
             c.rules.append(CaptureRule(kind: kind, host: host, pathPrefix: r["pathPrefix"]?.stringValue ?? "",
                                        methods: r["methods"]?.arrayValue?.compactMap(\.stringValue) ?? []))
         }
+        c.redactNames = doc["redactNames"]?.arrayValue?.compactMap(\.stringValue) ?? []
         return .success(c)
     }
 }
@@ -66,10 +70,10 @@ final class NetworkLogger: PincerPlugin {
 
     func register(with host: PluginHost) throws {
         let config = host.storedDocument(LoggerConfig.key, what: "network logger settings", decode: LoggerConfig.decode) ?? LoggerConfig()
-        let store = NetworkStore(limits: config.limits, rules: config.rules)
+        let store = NetworkStore(limits: config.limits, rules: config.rules, redactor: Redactor(extraNames: config.redactNames))
         let logger = LoggerState(host: host, store: store, config: config)
         logger.openPersistedLog()
-        let service = NetworkService(store: store)
+        let service = NetworkService(logger: logger)
         self.service = service
 
         store.listen { entry in
@@ -107,6 +111,9 @@ final class LoggerState: @unchecked Sendable {
     let store: NetworkStore
     private let config: Mutex<LoggerConfig>
     private let persistence = Mutex<UInt64?>(nil)
+    /// One configuration change at a time (commands and the service's
+    /// add_redact_name may run on different threads).
+    private let updating = Mutex<Void>(())
 
     init(host: PluginHost, store: NetworkStore, config: LoggerConfig) {
         self.host = host
@@ -118,18 +125,55 @@ final class LoggerState: @unchecked Sendable {
 
     /// Applies and saves a configuration change; nothing changes if saving fails.
     func update(_ change: (inout LoggerConfig) throws -> Void) throws {
-        var next = current
-        try change(&next)
-        if let problem = next.limits.problem { throw CommandError.invalidArgument(problem) }
-        try host.setSetting(LoggerConfig.key, next.json.serialized())
-        let before = config.withLock { c -> LoggerConfig in
-            let old = c
-            c = next
-            return old
+        try updating.withLock { _ in
+            var next = current
+            try change(&next)
+            if let problem = next.limits.problem { throw CommandError.invalidArgument(problem) }
+            if next == current { return }
+            try host.setSetting(LoggerConfig.key, next.json.serialized())
+            let before = config.withLock { c -> LoggerConfig in
+                let old = c
+                c = next
+                return old
+            }
+            if before.limits != next.limits { store.setLimits(next.limits) }
+            if before.rules != next.rules { store.setRules(next.rules) }
+            if before.redactNames != next.redactNames { store.setRedactedNames(next.redactNames) }
+            if before.persistDays != next.persistDays { openPersistedLog(loadEntries: false) }
         }
-        if before.limits != next.limits { store.setLimits(next.limits) }
-        if before.rules != next.rules { store.setRules(next.rules) }
-        if before.persistDays != next.persistDays { openPersistedLog(loadEntries: false) }
+    }
+
+    /// Adds a name whose values are redacted from now on (persisted).
+    /// Returns what happened, for people.
+    @discardableResult
+    func addRedactName(_ name: String) throws -> String {
+        let normalized = Redactor.normalize(name)
+        guard !normalized.isEmpty else {
+            throw CommandError.invalidArgument("name '\(TextExport.clean(String(name.prefix(80))))' has no letters or digits, so it can match nothing")
+        }
+        var added = false
+        try update { c in
+            guard !c.redactNames.contains(where: { Redactor.normalize($0) == normalized }) else { return }
+            c.redactNames.append(name)
+            added = true
+        }
+        if !added { return "'\(name)' (\(normalized)) is already redacted" }
+        let builtIn = Redactor().isSensitiveField(name) ? "; the defaults already redacted it" : ""
+        return "values named '\(name)' (normalised: \(normalized)) are redacted from now on\(builtIn)"
+    }
+
+    /// Removes every added name that normalises like `name`.
+    func removeRedactName(_ name: String) throws -> String {
+        let normalized = Redactor.normalize(name)
+        var removed: [String] = []
+        try update { c in
+            removed = c.redactNames.filter { Redactor.normalize($0) == normalized }
+            guard !removed.isEmpty else {
+                throw CommandError("no added name normalises to '\(normalized)' (net.redact-names lists them)", status: PINCER_NOT_FOUND)
+            }
+            c.redactNames.removeAll { Redactor.normalize($0) == normalized }
+        }
+        return "removed \(removed.map { "'\($0)'" }.joined(separator: ", ")); the defaults still apply"
     }
 
     /// The log file in the state directory, when the host tells where that is.

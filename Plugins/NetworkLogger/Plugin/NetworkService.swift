@@ -7,10 +7,11 @@ import Glibc
 /// The "pincer.network/1" table (SDK/include/pincer/network.h): how capture
 /// code and any other recorder put exchanges into the log.
 final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked Sendable {
-    let store: NetworkStore
+    let logger: LoggerState
+    var store: NetworkStore { logger.store }
 
-    init(store: NetworkStore) {
-        self.store = store
+    init(logger: LoggerState) {
+        self.logger = logger
         super.init(table: NetworkService.makeTable(), header: \.header)
     }
 
@@ -58,7 +59,7 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
                 }
                 let urlText = String(cString: url)
                 guard URLParts(urlText) != nil else {
-                    _ = s.fail(PINCER_INVALID_ARGUMENT, "begin: '\(urlText)' is not an absolute URL")
+                    _ = s.fail(PINCER_INVALID_ARGUMENT, "begin: '\(s.store.redactor.url(urlText))' is not an absolute URL")
                     return 0
                 }
                 guard let headers = NetworkService.headers(r.headers, r.header_count), let body = NetworkService.bytes(r.body, r.body_length) else {
@@ -104,6 +105,21 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
         }
         t.last_error = { ctx in
             NetworkService.with(ctx) { $0.errors.pointer }
+        }
+        // Version 1.1 of the table (ABI 1.4).
+        t.header.version_minor = 1
+        t.add_redact_name = { ctx, name in
+            NetworkService.with(ctx) { s in
+                guard let name else { return s.fail(PINCER_INVALID_ARGUMENT, "add_redact_name: name is NULL") }
+                do {
+                    try s.logger.addRedactName(String(cString: name))
+                    return PINCER_OK
+                } catch let error as CommandError {
+                    return s.fail(error.status, "add_redact_name: \(error.message)")
+                } catch {
+                    return s.fail(PINCER_FAILED, "add_redact_name: \(error)")
+                }
+            }
         }
         return t
     }

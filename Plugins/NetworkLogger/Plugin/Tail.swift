@@ -40,7 +40,8 @@ struct Tail {
                 defer { list.removeAll() }
                 return list
             }
-            if let follower { batch += follower.poll() }
+            // The file is the logger's own, but may predate names added since (or this redactor).
+            if let follower { batch += follower.poll().map(logger.store.redactedForDisplay) }
             for e in batch where filter.matches(e) {
                 show(e)
                 shown += 1

@@ -11,8 +11,10 @@
  *
  * What is stored: the logger redacts before it stores anything (sensitive
  * header, query, form, JSON and cookie values, URL credentials, bearer
- * tokens, JWT signatures), keeps at most the per-body cap of each body, and
- * withholds bodies it cannot check. Ignored hosts store nothing (begin
+ * tokens, JWT signatures, tokens by shape in text bodies and in every free
+ * text such as `fail`'s error and the status text), keeps at most the
+ * per-body cap of each body, and withholds bodies it cannot check
+ * (multipart, XML, invalid JSON). Ignored hosts store nothing (begin
  * returns 0); metadata-only rules store no body bytes. So pass the real
  * request and response: the logger decides what to keep.
  *
@@ -78,7 +80,7 @@ typedef struct pincer_network_response {
 } pincer_network_response_t;
 
 typedef struct pincer_network_service {
-    /* struct_size, version_minor (0 for this layout), context. Pass
+    /* struct_size, version_minor (1 since add_redact_name), context. Pass
      * header.context as the first argument of every function below. */
     pincer_service_header_t header;
 
@@ -94,7 +96,9 @@ typedef struct pincer_network_service {
     pincer_status_t (*complete)(void *context, uint64_t id, const pincer_network_response_t *response);
 
     /* Completes entry `id` without a response: `error` (required) says why
-     * (timeout, connection refused...). `timings` may be NULL. [any-thread] */
+     * (timeout, connection refused...). `timings` may be NULL. The error
+     * text is redacted like everything else (a URL's password, `token=...`,
+     * a bearer token in it are stored as [REDACTED]). [any-thread] */
     pincer_status_t (*fail)(void *context, uint64_t id, const char *error, const pincer_network_timings_t *timings);
 
     /* True when a request for `url` with `method` would store nothing (an
@@ -106,6 +110,22 @@ typedef struct pincer_network_service {
      * Owned by the service; valid until this thread's next call into it.
      * Never NULL. [any-thread] */
     const char *(*last_error)(void *context);
+
+    /* -- Version 1.1 of this table (ABI 1.4): check
+     *    PINCER_HAS_SERVICE_SLOT(net, pincer_network_service_t, add_redact_name). -- */
+
+    /* Redacts the values of `name` too, on top of the defaults, in everything
+     * recorded from now on (headers, query and form parameters, cookies, JSON
+     * keys, name=value pairs in text). `name` (UTF-8, borrowed for the call) is
+     * normalised as the built-in names are: lowercase, percent-decoded, NFKC,
+     * ASCII letters and digits only, so "X-Tenant-PIN" also matches
+     * "x_tenant_pin"; it matches whole names, not parts. The name is saved in
+     * the logger's settings, like `net.redact-name`, and listed by
+     * `net.redact-names`; adding a name that is already there is PINCER_OK.
+     * PINCER_INVALID_ARGUMENT when `name` is NULL or has no letters or
+     * digits; PINCER_FAILED when the settings cannot be written (last_error
+     * says why). Entries already in the log are not changed. [any-thread] */
+    pincer_status_t (*add_redact_name)(void *context, const char *name);
 } pincer_network_service_t;
 
 /* Every new entry and every completion is emitted as the host event

@@ -25,7 +25,8 @@
  * (see command.h), and pincer/database.h. 1.3 appended
  * pincer_call_t.output_format. 1.4 appended
  * pincer_host_t.settings_update (an atomic read-modify-write of one
- * setting) and settings_list; pincer_call_t.is_cancelled.
+ * setting) and settings_list; pincer_call_t.is_cancelled;
+ * pincer_network_service_t.add_redact_name (network.h).
  *
  * This header is pure C11 and valid C++; it allocates nothing.
  */

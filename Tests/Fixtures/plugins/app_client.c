@@ -305,6 +305,105 @@ static pincer_status_t record(void *context, pincer_call_t *call, const char *ur
     return PINCER_OK;
 }
 
+/* A malloc'ed copy of `text` (C11 has no strdup). */
+static char *copy_text(const char *text)
+{
+    size_t length = strlen(text) + 1;
+    char *copy = malloc(length);
+    if (copy != NULL)
+        memcpy(copy, text, length);
+    return copy;
+}
+
+/* "Name: value" lines (separated by '\n') into at most `max` headers; the
+ * text is cut in place. Returns the count. */
+static uint32_t parse_headers(char *text, pincer_http_header_t *out, uint32_t max)
+{
+    uint32_t count = 0;
+    char *line = text;
+    while (line != NULL && *line != '\0' && count < max) {
+        char *next = strchr(line, '\n');
+        char *colon;
+        if (next != NULL)
+            *next++ = '\0';
+        colon = strstr(line, ": ");
+        if (colon != NULL) {
+            *colon = '\0';
+            out[count].name = line;
+            out[count].value = colon + 2;
+            count++;
+        }
+        line = next;
+    }
+    return count;
+}
+
+/* Records one exchange with everything given by the caller, through
+ * pincer.network/1: headers as "Name: value" lines; a non-empty `error`
+ * ends it with fail (the client's own message), otherwise complete with
+ * the response. Returns "<id>" or the service's error. */
+static pincer_status_t record_exchange(void *context, pincer_call_t *call, const char *method, const char *url,
+                                       const char *request_headers, const char *request_body, int32_t status,
+                                       const char *status_text, const char *response_headers, const char *response_body,
+                                       const char *redirect, const char *server_ip, const char *error)
+{
+    const pincer_network_service_t *net = host->get_service(host, PINCER_NETWORK_SERVICE_ID);
+    pincer_http_header_t sent[32], received[32];
+    char *sent_text = copy_text(request_headers), *received_text = copy_text(response_headers);
+    char text[64];
+    uint64_t id;
+    pincer_status_t result = PINCER_OK;
+    (void)context;
+    if (net == NULL || sent_text == NULL || received_text == NULL) {
+        free(sent_text);
+        free(received_text);
+        call->fail(call, net == NULL ? "pincer.network/1 is not published" : "out of memory");
+        return PINCER_FAILED;
+    }
+    {
+        pincer_network_request_t request = { sizeof(pincer_network_request_t), 0, method, url, sent,
+                                             parse_headers(sent_text, sent, 32), 0, (const uint8_t *)request_body,
+                                             strlen(request_body), 0 };
+        pincer_network_response_t response = { sizeof(pincer_network_response_t), status, status_text, "HTTP/1.1", received,
+                                                parse_headers(received_text, received, 32), 0, (const uint8_t *)response_body,
+                                                strlen(response_body), redirect[0] ? redirect : NULL,
+                                                server_ip[0] ? server_ip : NULL, { -1, -1, -1, -1, 1, 20, 3 } };
+        id = net->begin(net->header.context, &request);
+        if (id == 0) {
+            call->fail(call, net->last_error(net->header.context));
+            result = PINCER_FAILED;
+        } else if ((error[0] ? net->fail(net->header.context, id, error, NULL)
+                             : net->complete(net->header.context, id, &response)) != PINCER_OK) {
+            call->fail(call, net->last_error(net->header.context));
+            result = PINCER_FAILED;
+        } else {
+            snprintf(text, sizeof text, "%llu", (unsigned long long)id);
+            call->return_string(call, text);
+        }
+    }
+    free(sent_text);
+    free(received_text);
+    return result;
+}
+
+/* pincer.network/1's add_redact_name (ABI 1.4), checked by struct_size
+ * first: "ok", or the service's error. */
+static pincer_status_t redact_name(void *context, pincer_call_t *call, const char *name)
+{
+    const pincer_network_service_t *net = host->get_service(host, PINCER_NETWORK_SERVICE_ID);
+    (void)context;
+    if (!PINCER_HAS_SERVICE_SLOT(net, pincer_network_service_t, add_redact_name)) {
+        call->fail(call, "pincer.network/1 has no add_redact_name (older than ABI 1.4)");
+        return PINCER_UNSUPPORTED;
+    }
+    if (net->add_redact_name(net->header.context, name[0] ? name : NULL) != PINCER_OK) {
+        call->fail(call, net->last_error(net->header.context));
+        return PINCER_INVALID_ARGUMENT;
+    }
+    call->return_string(call, "ok");
+    return PINCER_OK;
+}
+
 /* What an app's string lookup does: pass the resolved text through
  * pincer.l10n/1, growing the buffer when the result does not fit. Returns
  * "<text>|<modes bits>|<layout rtl>|<last_error when unchanged>". */
@@ -519,6 +618,10 @@ static pincer_status_t init(void *context, const pincer_host_t *h, pincer_call_t
         { "abi-checks() -> string", (pincer_typed_fn_t)abi_checks },
         { "all-vars() -> string", (pincer_typed_fn_t)all_vars },
         { "record(url: string, status: i32 = 200, fail: bool = false) -> string", (pincer_typed_fn_t)record },
+        { "record-exchange(method: string, url: string, request_headers: string, request_body: string, status: i32, "
+          "status_text: string, response_headers: string, response_body: string, redirect: string, server_ip: string, "
+          "error: string) -> string", (pincer_typed_fn_t)record_exchange },
+        { "redact-name(name: string) -> string", (pincer_typed_fn_t)redact_name },
         { "localize(key: string, value: string, table: string = \"\") -> string", (pincer_typed_fn_t)localize },
         { "l10n-mode(bit: i32, on: bool) -> void", (pincer_typed_fn_t)l10n_mode },
         { "where() -> string", (pincer_typed_fn_t)where },
