@@ -88,6 +88,13 @@ final class ConcurrentWritersTests: XCTestCase {
         XCTAssertEqual(saved, names)
     }
 
+    func testNetworkRulesFromConcurrentShellsAllSurvive() throws {
+        try runShells({ p in (0..<Self.perProcess).map { "net.ignore-host h\(p)-\($0).example" } }, acknowledgement: "ignore: ")
+        let list = try json(["run", "net.rules"]) as? [String: Any]
+        let hosts = Set((list?["result"] as? [[String: Any]] ?? []).compactMap { ($0["host"] as? String)?.replacingOccurrences(of: ".example", with: "") })
+        XCTAssertEqual(hosts, expectedNames("h"), "rules lost: \(expectedNames("h").subtracting(hosts).sorted())")
+    }
+
     /// Each process switches its own check (or mode) off and on, ending in
     /// its own final state; every process's final state must survive.
     func testAuditSwitchesFromConcurrentShellsAllSurvive() throws {

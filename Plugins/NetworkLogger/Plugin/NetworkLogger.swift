@@ -123,14 +123,19 @@ final class LoggerState: @unchecked Sendable {
 
     var current: LoggerConfig { config.withLock { $0 } }
 
-    /// Applies and saves a configuration change; nothing changes if saving fails.
+    /// Applies and saves a configuration change to the configuration as
+    /// stored now, in one transaction of the store (so a rule or name
+    /// another process added meanwhile is kept); nothing changes if saving fails.
     func update(_ change: (inout LoggerConfig) throws -> Void) throws {
         try updating.withLock { _ in
             var next = current
-            try change(&next)
-            if let problem = next.limits.problem { throw CommandError.invalidArgument(problem) }
+            try host.updateDocument(LoggerConfig.key, what: "network logger settings", decode: LoggerConfig.decode) { stored in
+                next = stored ?? LoggerConfig()
+                try change(&next)
+                if let problem = next.limits.problem { throw CommandError.invalidArgument(problem) }
+                return next.json.serialized()
+            }
             if next == current { return }
-            try host.setSetting(LoggerConfig.key, next.json.serialized())
             let before = config.withLock { c -> LoggerConfig in
                 let old = c
                 c = next
