@@ -448,8 +448,10 @@ final class ControlTests: XCTestCase {
         }
         let deadline = Date().addingTimeInterval(10)
         while server.clientCount > 0 && Date() < deadline { usleep(20_000) }
+        // The client never closes its end: only the server can have
+        // disconnected it. (How many requests got out first depends on how
+        // fast the pool answered them, so it is not asserted.)
         XCTAssertEqual(server.clientCount, 0, "disconnected after \(sent) requests")
-        XCTAssertLessThan(sent, 300)
         XCTAssertLessThanOrEqual(peakQueued, ControlProtocol.queueBytes, "the queue stays within its budget")
         XCTAssertEqual(server.queuedBytes, 0)
         XCTAssertLessThan(peakResident - before, 96 << 20, "the app grew by \((peakResident - before) >> 20) MiB")
