@@ -583,14 +583,17 @@ static pincer_status_t parse_csv(const char *file, const char *bytes, size_t n, 
 /* ---- the CSV writer ----------------------------------------------------- */
 
 /* NULL is an empty field, "" the empty text; anything with a comma, quote
- * or line break is quoted with quotes doubled. */
+ * or line break is quoted with quotes doubled, and so is text starting with
+ * U+FEFF: unquoted at the start of a file, the reader would take it for a
+ * byte order mark and drop it. */
 static void write_field(strbuf_t *sb, const field_t *f)
 {
     size_t i;
     if (f->null)
         return;
     if (f->len > 0 && !memchr(f->text, ',', f->len) && !memchr(f->text, '"', f->len) &&
-        !memchr(f->text, '\n', f->len) && !memchr(f->text, '\r', f->len)) {
+        !memchr(f->text, '\n', f->len) && !memchr(f->text, '\r', f->len) &&
+        !(f->len >= 3 && memcmp(f->text, "\xEF\xBB\xBF", 3) == 0)) {
         sb_append(sb, f->text, f->len);
         return;
     }
