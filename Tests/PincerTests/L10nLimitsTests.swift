@@ -72,6 +72,19 @@ final class L10nLimitsTests: XCTestCase {
         XCTAssertEqual(PlaceholderCheck.arguments("%18446744073709551617$@", style: .backslash).outOfRange, ["%18446744073709551617$@"])
     }
 
+    /// Fuzz/regressions/placeholders/positional-zero.txt: `%0$@` trapped
+    /// ("Range requires lowerBound <= upperBound") when the highest argument
+    /// was 0. printf counts from 1, so it is a problem of its own.
+    func testArgumentZeroIsAProblemNotATrap() throws {
+        let base = try write("Base.strings", "\"a\" = \"%1$@\";\n")
+        let translated = try write("de.strings", "\"a\" = \"%0$@\";\n")
+        let result = try pincer("run", "l10n.check", base, translated)
+        XCTAssertEqual(result.status, 1, result.stderr.suffix(400).description)
+        XCTAssertTrue(result.stderr.contains("%0$@ numbers argument 0; printf counts arguments from 1"), result.stderr)
+        XCTAssertEqual(PlaceholderCheck.check("%0$@", style: .backslash).map(\.kind), [.invalid])
+        XCTAssertEqual(PlaceholderCheck.check("%1$*0$d", style: .backslash).map(\.kind), [.invalid])
+    }
+
     /// A Plural-Forms header is input too: a huge nplurals allocated a form
     /// table of that size, and a formula nested 100,000 parentheses deep or
     /// chained 100,000 terms long overflowed the stack of the recursive

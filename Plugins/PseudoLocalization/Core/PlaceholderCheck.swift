@@ -58,6 +58,8 @@ public enum PlaceholderCheck {
         public var invalid: [String] = []
         /// Specifiers numbering an argument beyond `maximumPosition`, as written.
         public var outOfRange: [String] = []
+        /// Specifiers numbering argument 0 (`%0$@`), which printf does not have, as written.
+        public var zeroPosition: [String] = []
     }
 
     /// The highest argument number a specifier may name (`%4096$@`):
@@ -76,6 +78,11 @@ public enum PlaceholderCheck {
                 guard let spec = Specifier(piece.text, python: grammar == .python) else { continue }
                 if ([spec.position] + spec.starArguments).contains(where: { ($0 ?? 0) > maximumPosition }) {
                     result.outOfRange.append(piece.text)
+                    continue
+                }
+                // printf counts arguments from 1: `%0$@` names none (found by Fuzz/placeholders).
+                if ([spec.position] + spec.starArguments).contains(where: { $0 == 0 }) {
+                    result.zeroPosition.append(piece.text)
                     continue
                 }
                 if grammar == .python, spec.position != nil || spec.starArguments.contains(where: { $0 != nil }) {
@@ -131,6 +138,9 @@ public enum PlaceholderCheck {
         }
         for text in args.outOfRange {
             issues.append(Issue(kind: .invalid, message: "\(text) numbers an argument beyond \(maximumPosition), the most printf takes"))
+        }
+        for text in args.zeroPosition {
+            issues.append(Issue(kind: .invalid, message: "\(text) numbers argument 0; printf counts arguments from 1"))
         }
         if args.usesExplicitPositions, args.usesSequentialPositions {
             issues.append(Issue(kind: .mixed, message: "mixes numbered (%1$@) and unnumbered (%@) arguments"))
