@@ -95,6 +95,33 @@ final class ConcurrentWritersTests: XCTestCase {
         XCTAssertEqual(hosts, expectedNames("h"), "rules lost: \(expectedNames("h").subtracting(hosts).sorted())")
     }
 
+    /// The C example adapter's folder list, through settings_update from C.
+    func testCSVFoldersFromConcurrentShellsAllSurvive() throws {
+        let plugin = try CSVAdapterTests.built.get()
+        let root = state + "/csv"
+        let names = expectedNames("c")
+        for name in names { try FileManager.default.createDirectory(atPath: "\(root)/\(name)", withIntermediateDirectories: true) }
+        let results = try ConcurrentProcesses.run(Fixture.pincer, arguments: ["shell"], stateDir: state,
+                                                  extraEnvironment: ["PINCER_PLUGIN_PATH": plugin],
+                                                  inputs: (0..<Self.processes).map { p in
+            (0..<Self.perProcess).map { "csv.add \(root)/c\(p)-\($0) --name c\(p)-\($0)" }.joined(separator: "\n") + "\n"
+        })
+        for (i, r) in results.enumerated() {
+            XCTAssertEqual(r.status, 0, "process \(i): \(r.stderr)")
+            XCTAssertEqual(r.stdout.components(separatedBy: "added \"").count - 1, Self.perProcess, "process \(i): \(r.stdout) \(r.stderr)")
+        }
+        let listed = try Fixture.pincer(["run", "csv.folders"], stateDir: state, pluginPath: plugin)
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        let saved = Set(listed.stdout.split(separator: "\n").compactMap { $0.split(separator: "\t").first.map(String.init) })
+        XCTAssertEqual(saved, names, "folders lost: \(names.subtracting(saved).sorted())")
+        // Refusals still name what is wrong, from inside the transaction.
+        let again = try Fixture.pincer(["run", "csv.add", "\(root)/c0-0", "--name", "c0-0"], stateDir: state, pluginPath: plugin)
+        XCTAssertEqual(again.status, 1)
+        XCTAssertTrue(again.stderr.contains("there is already a folder named \"c0-0\" ("), again.stderr)
+        let missing = try Fixture.pincer(["run", "csv.remove", "nope"], stateDir: state, pluginPath: plugin)
+        XCTAssertTrue(missing.stderr.contains("no folder named \"nope\""), missing.stderr)
+    }
+
     /// Each process switches its own check (or mode) off and on, ending in
     /// its own final state; every process's final state must survive.
     func testAuditSwitchesFromConcurrentShellsAllSurvive() throws {

@@ -667,18 +667,13 @@ static void folders_free(folders_t *f)
     memset(f, 0, sizeof *f);
 }
 
-/* Splits "name=path" lines; lines without '=' are skipped. */
-static pincer_status_t folders_load(folders_t *f)
+/* Splits "name=path" lines of f->text (owned by f) in place; lines
+ * without '=' are skipped. */
+static pincer_status_t folders_split(folders_t *f)
 {
     char *line, *next;
     size_t lines = 1;
-    pincer_status_t status;
 
-    memset(f, 0, sizeof *f);
-    if (g_plugin_state.host == NULL)
-        return fail(PINCER_FAILED, "the csv plugin is shut down");
-    if ((status = read_setting(g_plugin_state.host, &f->text)) != PINCER_OK || f->text == NULL)
-        return status;
     for (line = f->text; *line; line++)
         lines += *line == '\n';
     if ((f->items = calloc(lines, sizeof *f->items)) == NULL) {
@@ -698,6 +693,31 @@ static pincer_status_t folders_load(folders_t *f)
     return PINCER_OK;
 }
 
+/* The folder list as stored now. */
+static pincer_status_t folders_load(folders_t *f)
+{
+    pincer_status_t status;
+
+    memset(f, 0, sizeof *f);
+    if (g_plugin_state.host == NULL)
+        return fail(PINCER_FAILED, "the csv plugin is shut down");
+    if ((status = read_setting(g_plugin_state.host, &f->text)) != PINCER_OK || f->text == NULL)
+        return status;
+    return folders_split(f);
+}
+
+/* The folder list parsed from `text` (borrowed; NULL: no folders). */
+static pincer_status_t folders_parse(folders_t *f, const char *text)
+{
+    memset(f, 0, sizeof *f);
+    if (text == NULL)
+        return PINCER_OK;
+    if ((f->text = malloc(strlen(text) + 1)) == NULL)
+        return out_of_memory();
+    strcpy(f->text, text);
+    return folders_split(f);
+}
+
 static const folder_t *folders_find(const folders_t *f, const char *name)
 {
     size_t i;
@@ -707,36 +727,99 @@ static const folder_t *folders_find(const folders_t *f, const char *name)
     return NULL;
 }
 
-/* Stores the list without `skip` (NULL: none) and with `add` (NULL: none). */
-static pincer_status_t folders_store(const folders_t *f, const folder_t *skip, const folder_t *add)
+/* The list's text without `skip` (NULL: none) and with `add` (NULL: none). */
+static void folders_format(const folders_t *f, const folder_t *skip, const folder_t *add, strbuf_t *sb)
 {
-    const pincer_host_t *host = g_plugin_state.host;
-    strbuf_t sb = { NULL, 0, 0, false };
-    pincer_status_t status;
     size_t i;
     for (i = 0; i < f->count; i++) {
         if (&f->items[i] == skip)
             continue;
-        sb_printf(&sb, "%s", sb.len ? "\n" : "");
-        sb_puts(&sb, f->items[i].name);
-        sb_puts(&sb, "=");
-        sb_puts(&sb, f->items[i].path);
+        sb_printf(sb, "%s", sb->len ? "\n" : "");
+        sb_puts(sb, f->items[i].name);
+        sb_puts(sb, "=");
+        sb_puts(sb, f->items[i].path);
     }
     if (add != NULL) {
-        sb_printf(&sb, "%s", sb.len ? "\n" : "");
-        sb_puts(&sb, add->name);
-        sb_puts(&sb, "=");
-        sb_puts(&sb, add->path);
+        sb_printf(sb, "%s", sb->len ? "\n" : "");
+        sb_puts(sb, add->name);
+        sb_puts(sb, "=");
+        sb_puts(sb, add->path);
     }
-    if (sb.failed) {
-        free(sb.data);
-        return out_of_memory();
-    }
-    status = host->settings_set(host, CSV_SETTINGS_KEY, sb.len ? sb.data : NULL);
-    free(sb.data);
+}
+
+/* One change of the folder list: add `add` (refused when its name is
+ * taken) or remove the folder named `remove`. */
+typedef struct folders_edit {
+    const folder_t *add;
+    const char *remove;
+    strbuf_t text;          /* the new list, owned by the edit */
+    pincer_status_t status; /* why the edit was refused (t_error has the message) */
+} folders_edit_t;
+
+/* Applies an edit to the list `current` (NULL: none) into e->text. */
+static pincer_status_t folders_edit_make(folders_edit_t *e, const char *current)
+{
+    folders_t f;
+    const folder_t *found = NULL;
+    pincer_status_t status = folders_parse(&f, current);
+
     if (status != PINCER_OK)
-        return fail(status, "cannot store the csv folder list: %s", host->last_error(host));
-    return PINCER_OK;
+        return status;
+    if (e->add != NULL && (found = folders_find(&f, e->add->name)) != NULL)
+        status = fail(PINCER_DUPLICATE, "there is already a folder named \"%s\" (%s); choose another name or csv.remove it",
+                      e->add->name, found->path);
+    else if (e->remove != NULL && (found = folders_find(&f, e->remove)) == NULL)
+        status = fail(PINCER_NOT_FOUND, "no folder named \"%s\" (csv.folders lists them)", e->remove);
+    else {
+        folders_format(&f, e->remove != NULL ? found : NULL, e->add, &e->text);
+        if (e->text.failed)
+            status = out_of_memory();
+    }
+    folders_free(&f);
+    return status;
+}
+
+/* pincer_setting_update_fn_t: runs inside the store's transaction. */
+static pincer_setting_action_t folders_edit_apply(void *context, const char *current, const char **new_value)
+{
+    folders_edit_t *e = context;
+    if ((e->status = folders_edit_make(e, current)) != PINCER_OK)
+        return PINCER_SETTING_CANCEL;
+    if (e->text.len == 0)
+        return PINCER_SETTING_DELETE;
+    *new_value = e->text.data;
+    return PINCER_SETTING_REPLACE;
+}
+
+/* Changes the stored list. With settings_update (ABI 1.4) the read and the
+ * write are one transaction of the store, so a folder another pincer
+ * process adds or removes meanwhile is never lost; an older host only has
+ * settings_get and settings_set, and there the change is not atomic. */
+static pincer_status_t folders_change(const folder_t *add, const char *remove)
+{
+    const pincer_host_t *host = g_plugin_state.host;
+    folders_edit_t edit = { add, remove, { NULL, 0, 0, false }, PINCER_OK };
+    pincer_status_t status;
+
+    if (host == NULL)
+        return fail(PINCER_FAILED, "the csv plugin is shut down");
+    if (PINCER_HAS_SLOT(host, pincer_host_t, settings_update)) {
+        status = host->settings_update(host, CSV_SETTINGS_KEY, folders_edit_apply, &edit);
+        if (status != PINCER_OK && edit.status != PINCER_OK)
+            status = edit.status; /* refused by the edit: t_error says why */
+        else if (status != PINCER_OK)
+            status = fail(status, "cannot store the csv folder list: %s", host->last_error(host));
+    } else {
+        char *current = NULL;
+        if ((status = read_setting(host, &current)) == PINCER_OK && (status = folders_edit_make(&edit, current)) == PINCER_OK) {
+            status = host->settings_set(host, CSV_SETTINGS_KEY, edit.text.len ? edit.text.data : NULL);
+            if (status != PINCER_OK)
+                status = fail(status, "cannot store the csv folder list: %s", host->last_error(host));
+        }
+        free(current);
+    }
+    free(edit.text.data);
+    return status;
 }
 
 /* ---- folders on disk ----------------------------------------------------- */
@@ -1870,8 +1953,6 @@ static pincer_status_t cmd_add(void *context, pincer_call_t *call, const char *p
 {
     char derived[CSV_NAME_MAX + 1], **names;
     strbuf_t message = { NULL, 0, 0, false };
-    const folder_t *existing;
-    folders_t folders;
     folder_t added;
     struct stat st;
     size_t tables = 0;
@@ -1903,19 +1984,9 @@ static pincer_status_t cmd_add(void *context, pincer_call_t *call, const char *p
         free(real);
         return reply_error(call, status);
     }
-    if ((status = folders_load(&folders)) != PINCER_OK) {
-        free(real);
-        return reply_error(call, status);
-    }
-    if ((existing = folders_find(&folders, derived)) != NULL) {
-        status = fail(PINCER_DUPLICATE, "there is already a folder named \"%s\" (%s); choose another name or csv.remove it",
-                      derived, existing->path);
-    } else {
-        added.name = derived;
-        added.path = real;
-        status = folders_store(&folders, NULL, &added);
-    }
-    folders_free(&folders);
+    added.name = derived;
+    added.path = real;
+    status = folders_change(&added, NULL);
     if (status != PINCER_OK) {
         free(real);
         return reply_error(call, status);
@@ -1937,18 +2008,10 @@ static pincer_status_t cmd_add(void *context, pincer_call_t *call, const char *p
 /* remove(name: string) */
 static pincer_status_t cmd_remove(void *context, pincer_call_t *call, const char *name)
 {
-    folders_t folders;
-    const folder_t *folder;
     pincer_status_t status;
 
     (void)context;
-    if ((status = folders_load(&folders)) != PINCER_OK)
-        return reply_error(call, status);
-    if ((folder = folders_find(&folders, name)) == NULL)
-        status = fail(PINCER_NOT_FOUND, "no folder named \"%s\" (csv.folders lists them)", name);
-    else
-        status = folders_store(&folders, folder, NULL);
-    folders_free(&folders);
+    status = folders_change(NULL, name);
     return status == PINCER_OK ? PINCER_OK : reply_error(call, status);
 }
 
