@@ -54,6 +54,21 @@ final class NetworkFilterTests: XCTestCase {
         }
     }
 
+    /// Hostile filters are refused at a limit, not by running the stack
+    /// out: the parser, matching and freeing the tree all recurse.
+    func testNestingAndLengthAreLimited() throws {
+        let ok = String(repeating: "(", count: 100) + "x" + String(repeating: ")", count: 100)
+        XCTAssertNoThrow(try NetworkFilter(ok))
+        assertError(String(repeating: "(", count: 101) + "x" + String(repeating: ")", count: 101),
+                    "column 101: '(' and '!' nested more than 100 deep (the limit)")
+        assertError(String(repeating: "!", count: 101) + "x", "column 101: '(' and '!' nested more than 100 deep (the limit)")
+        assertError(String(repeating: "(!", count: 60) + "x", "column 101: '(' and '!' nested more than 100 deep (the limit)")
+        assertError(String(repeating: "(", count: 200_000), "column 101: '(' and '!' nested more than 100 deep (the limit)")
+        XCTAssertNoThrow(try NetworkFilter(Array(repeating: "a", count: 1000).joined(separator: " ")))
+        assertError(Array(repeating: "a", count: 1001).joined(separator: " | "), "column 4001: more than 1000 terms (the limit)")
+        assertError(String(repeating: "a ", count: 100_000), "column 2001: more than 1000 terms (the limit)")
+    }
+
     // MARK: Basics
 
     func testEmptyExpressionMatchesEverything() {

@@ -15,6 +15,9 @@
 // | `a & b`     | and; also implied between adjacent terms (`a b` is `a & b`)  |
 // | `a \| b`    | or                                                           |
 //
+// Limits (filters come from JSON-RPC clients too): '(' and '!' nest at
+// most 100 deep, and an expression has at most 1,000 terms.
+//
 // So `a | b & c` is `a | (b & c)`, `!a & b` is `(!a) & b`, and
 // `~m POST & ~c 500 | !~d example.com` is `(~m POST & ~c 500) | !(~d example.com)`.
 //
@@ -281,6 +284,14 @@ extension NetworkFilter {
         var pos = 0
         /// Open parentheses around `pos`.
         var depth = 0
+        /// Parentheses and '!' around `pos`, and terms read so far: the
+        /// parser, matching and freeing the tree all recurse, so a hostile
+        /// filter (a JSON-RPC client's, say) is refused past these limits
+        /// instead of running the stack out.
+        var nesting = 0
+        var terms = 0
+        static let maximumNesting = 100
+        static let maximumTerms = 1000
 
         static let keys = ["method", "status-code", "domain", "larger-than", "mime-type", "scheme",
                            "has-response-header", "is"]
@@ -351,14 +362,25 @@ extension NetworkFilter {
         mutating func parseUnary(after context: String?) throws(FilterError) -> Node {
             skipSpace()
             if peek == "!" {
+                try enter()
                 pos += 1
+                defer { nesting -= 1 }
                 return .not(try parseUnary(after: "'!'"))
             }
             return try parsePrimary(after: context)
         }
 
+        mutating func enter() throws(FilterError) {
+            nesting += 1
+            guard nesting <= Parser.maximumNesting else {
+                throw error(pos, "'(' and '!' nested more than \(Parser.maximumNesting) deep (the limit)")
+            }
+        }
+
         mutating func parsePrimary(after context: String?) throws(FilterError) -> Node {
             skipSpace()
+            terms += 1
+            guard terms <= Parser.maximumTerms else { throw error(pos, "more than \(Parser.maximumTerms) terms (the limit)") }
             if peek == ")", depth == 0 { throw error(pos, "unbalanced ')': no '(' to close") }
             guard let c = peek, c != ")", c != "&", c != "|" else {
                 throw error(pos, "expected a filter\(context.map { " after " + $0 } ?? ""), found \(found(pos))")
@@ -366,10 +388,12 @@ extension NetworkFilter {
             switch c {
             case "(":
                 let open = pos
+                try enter()
                 pos += 1
                 depth += 1
                 let inner = try parseOr(after: "'('")
                 depth -= 1
+                nesting -= 1
                 skipSpace()
                 guard peek == ")" else {
                     throw error(pos, "expected ')' to close '(' at column \(open + 1), found \(found(pos))")
