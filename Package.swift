@@ -59,7 +59,7 @@ let package = Package(
         // The server side, inside an app: methods over a Host, and the shell run remotely.
         .target(name: "PincerControlServer", dependencies: ["PincerHost", "PincerShell", "PincerControl", "PincerJSON"]),
         // Embedding: start the host (and its control socket) in an app, typed access to the services.
-        .target(name: "PincerEmbed", dependencies: ["PincerHost", "PincerControlServer", "PincerNetworkCapture", "CPincerSDK"]),
+        .target(name: "PincerEmbed", dependencies: ["PincerHost", "PincerControlServer", "PincerNetworkCapture", "PincerPluginKit", "CPincerSDK"]),
         .target(name: "PincerEmbedC", dependencies: ["PincerEmbed", "CPincerSDK"]),
         .executableTarget(name: "pincer-demo", dependencies: ["PincerEmbed"]),
 

@@ -3,6 +3,7 @@
 // services through typed wrappers over their C tables.
 import CPincerSDK
 import PincerControl
+import enum PincerPluginKit.BackgroundThread
 @_exported import PincerHost
 import Synchronization
 #if canImport(Glibc)
@@ -231,7 +232,8 @@ public final class Pincer: Sendable {
                 done.broadcast()
             }
         }
-        if !DetachedThread.start(steps) { steps() }
+        // A thread nobody joins: this part of stopping may never end.
+        if !BackgroundThread.start(steps) { steps() }
         let deadline = ContinuousClock.now + timeout
         let inTime = done.withLock { () -> Bool in
             while !finished.withLock({ $0 }) {
@@ -289,29 +291,5 @@ public final class Pincer: Sendable {
             let path = Pincer.running.withLockIfAvailable { $0?.socketPath } ?? nil
             if let path { unlink(path) }
         }
-    }
-}
-
-/// A thread nobody joins, for the part of stopping that may never end.
-enum DetachedThread {
-    private final class Work {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-
-    /// false when the system refuses a thread.
-    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
-        let work = Unmanaged.passRetained(Work(body)).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            Unmanaged<Work>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, work)
-        guard rc == 0 else {
-            Unmanaged<Work>.fromOpaque(work).release()
-            return false
-        }
-        pthread_detach(thread)
-        return true
     }
 }
