@@ -16,6 +16,8 @@ let package = Package(
     products: [
         .executable(name: "pincer", targets: ["pincer"]),
         .executable(name: "pincer-bench", targets: ["pincer-bench"]),
+        // Run by pincer to learn, out of process, what each plugin file registers.
+        .executable(name: "pincer-plugin-scanner", targets: ["pincer-plugin-scanner"]),
         .library(name: "PincerHost", targets: ["PincerHost"]),
         .library(name: "PincerPluginKit", targets: ["PincerPluginKit"]),
         // Built-in plugins: the host finds lib pincer-plugin-*.so beside its executable.
@@ -53,6 +55,7 @@ let package = Package(
         .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "CSQLite", "PincerJSON"]),
         .target(name: "PincerShell", dependencies: ["PincerHost", "PincerControl", "PincerPluginKit", "CEdit"]),
         .executableTarget(name: "pincer", dependencies: ["PincerShell"]),
+        .executableTarget(name: "pincer-plugin-scanner", dependencies: ["PincerHost"]),
         .target(name: "PincerPluginKit", dependencies: ["CPincerSDK", "PincerJSON"]),
         // The control protocol (JSON-RPC over a Unix socket): shared definitions and the client.
         .target(name: "PincerControl", dependencies: ["PincerJSON"]),

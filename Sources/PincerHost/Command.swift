@@ -26,6 +26,8 @@ public final class Command: @unchecked Sendable {
     enum Implementation {
         case typed(pincer_typed_fn_t, CallInterface)
         case values(pincer_values_fn_t)
+        /// Known from the plugin registry; the plugin is loaded on the first call.
+        case deferred(DeferredPlugin)
     }
 
     let implementation: Implementation
@@ -61,6 +63,19 @@ public final class Command: @unchecked Sendable {
                        cancellation: Cancellation? = nil) throws(CommandFailure) -> Value {
         let call = try PreparedCall(command: self, arguments: arguments)
         return try call.invoke(output: output, json: json, cancellation: cancellation)
+    }
+
+    /// Whether the command is known from the plugin registry only (its plugin is not loaded yet).
+    public var isDeferred: Bool {
+        if case .deferred = implementation { return true }
+        return false
+    }
+
+    /// The command as its loaded plugin registered it: itself, or for a
+    /// registry placeholder the command after loading the plugin.
+    public func resolved() throws(CommandFailure) -> Command {
+        guard case .deferred(let plugin) = implementation else { return self }
+        return try plugin.command(named: fullName)
     }
 
     /// The result as JSON: parsed when the command returns a JSON document,
@@ -140,7 +155,8 @@ public final class PreparedCall {
     private let reply = Reply()
     private let handle = UnsafeMutablePointer<pincer_call_t>.allocate(capacity: 1)
 
-    public init(command: Command, arguments: [Value]) throws(CommandFailure) {
+    public init(command placeholder: Command, arguments: [Value]) throws(CommandFailure) {
+        let command = try placeholder.resolved()
         let signature = command.signature
         let fixed = signature.fixedParameters
         let rest = signature.restParameter
@@ -242,6 +258,8 @@ public final class PreparedCall {
             status = UInt32(truncatingIfNeeded: rc)
         case .values(let fn):
             status = fn(command.context, handle, values, valueCount, result)
+        case .deferred:
+            preconditionFailure("PreparedCall.init resolves a deferred command")
         }
         command.gate.unlock()
         guard status == PINCER_OK else {

@@ -14,6 +14,21 @@ public final class EventBus: @unchecked Sendable {
     private let lock = Lock()
     private var subscriptions: [Subscription] = []
     private var nextToken: UInt64 = 1
+    /// Run before each delivery: the host loads plugins known from the
+    /// registry that subscribed to the topic, so they hear it.
+    private var preparation: (@Sendable (String) -> Void)?
+
+    func prepareDelivery(_ body: @escaping @Sendable (String) -> Void) {
+        lock.withLock { preparation = body }
+    }
+
+    /// The topics a plugin subscribed to, in order, without repeats.
+    func topics(owner: String) -> [String] {
+        lock.withLock {
+            var seen = Set<String>()
+            return subscriptions.filter { $0.owner == owner && seen.insert($0.topic).inserted }.map(\.topic)
+        }
+    }
 
     /// Subscribes to `topic`, or to every topic with "*". Returns the token for unsubscribe.
     public func subscribe(topic: String, owner: String = "host", handler: @escaping Handler) -> UInt64 {
@@ -35,6 +50,7 @@ public final class EventBus: @unchecked Sendable {
     }
 
     public func emit(topic: String, payload: String?) {
+        lock.withLock { preparation }?(topic)
         let targets = lock.withLock { subscriptions.filter { $0.topic == topic || $0.topic == "*" } }
         for s in targets { s.handler(topic, payload) }
     }

@@ -23,6 +23,12 @@ public final class Host: @unchecked Sendable {
         public var stateDirectory: String
         /// Receives every log line; the default prints warnings and errors to stderr.
         public var logHandler: @Sendable (LogRecord) -> Void = Host.standardErrorLog(minimum: .warning)
+        /// The plugin scanner `loadAllUsingRegistry` runs (beside the executable); nil to load in process.
+        public var scanner: String? = Host.executableDirectory().map { "\($0)/\(PluginScanner.executableName)" }
+        /// Seconds a plugin's init may take while being scanned before it is killed and refused.
+        public var scanTimeout: Double = 10
+        /// Told how far a scan has come (the shell shows it on a terminal).
+        public var scanProgress: (@Sendable (_ done: Int, _ total: Int) -> Void)?
 
         public init(stateDirectory: String) { self.stateDirectory = stateDirectory }
     }
@@ -33,6 +39,17 @@ public final class Host: @unchecked Sendable {
 
     private let lock = Lock()
     private var runtimes: [PluginRuntime] = []
+    /// Every plugin, loaded or known from the registry, in the order it came.
+    private var pluginOrder: [PluginInfo] = []
+    /// Registry placeholders (DeferredLoading.swift): who publishes a
+    /// service, listens to a topic or owns a section, until loaded.
+    private var pendingServices: [String: DeferredPlugin] = [:]
+    private var pendingTopics: [(topic: String, plugin: DeferredPlugin)] = []
+    private var placeholderSections: [String: DeferredPlugin] = [:]
+    /// In the scanner: service -> plugin file to load when a plugin's init asks for it.
+    private var scanProviders: [String: String]?
+    /// In the scanner: the services each plugin looked up, by plugin id.
+    private var serviceUses: [String: [String]] = [:]
     private var failureList: [PluginFailure] = []
     private var sectionTable: [String: Section] = [:]
     private var commandTable: [String: Command] = [:]
@@ -46,6 +63,7 @@ public final class Host: @unchecked Sendable {
     public init(options: Options) {
         self.options = options
         for s in Section.standard { sectionTable[s.id] = s }
+        events.prepareDelivery { [weak self] topic in self?.loadSubscribers(of: topic) }
     }
 
     deinit { shutdown() }
@@ -95,7 +113,11 @@ public final class Host: @unchecked Sendable {
 
     // MARK: what is loaded
 
-    public var plugins: [PluginInfo] { lock.withLock { runtimes.map(\.info) } }
+    /// Loaded plugins and those known from the registry (not loaded yet).
+    public var plugins: [PluginInfo] { lock.withLock { pluginOrder } }
+
+    /// Whether the plugin's library is loaded and its init ran (not only known from the registry).
+    public func isLoaded(pluginID: String) -> Bool { lock.withLock { runtimes.contains { $0.info.id == pluginID } } }
     public var failures: [PluginFailure] { lock.withLock { failureList } }
 
     public var commands: [Command] {
@@ -112,7 +134,40 @@ public final class Host: @unchecked Sendable {
         lock.withLock { sectionTable.values.sorted { ($0.order, $0.id) < ($1.order, $1.id) } }
     }
 
-    public func service(id: String) -> UnsafeRawPointer? { lock.withLock { serviceTable[id]?.table } }
+    /// A published service's table. A service of a plugin known from the
+    /// registry loads that plugin first.
+    public func service(id: String) -> UnsafeRawPointer? {
+        if let table = lock.withLock({ serviceTable[id]?.table }) { return table }
+        return loadProvider(ofService: id)
+    }
+
+    /// get_service from a plugin: the scanner notes what its init looks up.
+    func service(id: String, for plugin: PluginRuntime) -> UnsafeRawPointer? {
+        lock.withLock {
+            if scanProviders != nil, !(serviceUses[plugin.info.id]?.contains(id) ?? false) { serviceUses[plugin.info.id, default: []].append(id) }
+        }
+        return service(id: id)
+    }
+
+    private func loadProvider(ofService id: String) -> UnsafeRawPointer? {
+        let (deferred, scanPath): (DeferredPlugin?, String?) = lock.withLock {
+            if let d = pendingServices[id] { return (d, nil) }
+            guard let path = scanProviders?[id] else { return (nil, nil) }
+            scanProviders?[id] = nil // tried once
+            return (nil, path)
+        }
+        if let deferred {
+            do { try deferred.load() } catch { log(.debug, plugin: Host.namespace, "service \(id): \(error.message)") }
+        } else if let scanPath, !plugins.contains(where: { $0.path == scanPath }) {
+            load(path: scanPath)
+        }
+        return lock.withLock { serviceTable[id]?.table }
+    }
+
+    private func loadSubscribers(of topic: String) {
+        let waiting = lock.withLock { pendingTopics.filter { $0.topic == topic || $0.topic == "*" }.map(\.plugin) }
+        for plugin in waiting { try? plugin.load() }
+    }
 
     // MARK: registration (called from the host API table)
 
@@ -128,9 +183,11 @@ public final class Host: @unchecked Sendable {
             return plugin.failed(PINCER_INVALID_ARGUMENT, "add_section '\(id)': title is missing")
         }
         return lock.withLock {
-            if id == Section.pinnedID || sectionTable[id] != nil {
+            let isOwnPlaceholder = placeholderSections[id]?.info.id == plugin.info.id
+            if id == Section.pinnedID || (sectionTable[id] != nil && !isOwnPlaceholder) {
                 return plugin.failed(PINCER_DUPLICATE, "add_section: section id '\(id)' is already taken")
             }
+            placeholderSections[id] = nil
             sectionTable[id] = Section(id: id, title: title, order: r.order, pluginID: plugin.info.id)
             return PINCER_OK
         }
@@ -149,8 +206,13 @@ public final class Host: @unchecked Sendable {
             guard sectionTable[entry.sectionID] != nil, entry.sectionID != Section.pinnedID else {
                 return plugin.failed(PINCER_NOT_FOUND, "add_entry '\(entry.localID)': section '\(entry.sectionID)' does not exist (standard: \(Section.standard.map(\.id).joined(separator: ", ")))")
             }
-            if entryTable[entry.fullID] != nil {
-                return plugin.failed(PINCER_DUPLICATE, "add_entry '\(entry.localID)': entry id '\(entry.fullID)' is already registered")
+            if let existing = entryTable[entry.fullID] {
+                // The plugin's own registry placeholder gives way, keeping its place.
+                guard existing.deferred != nil, existing.pluginID == plugin.info.id else {
+                    return plugin.failed(PINCER_DUPLICATE, "add_entry '\(entry.localID)': entry id '\(entry.fullID)' is already registered")
+                }
+                entryTable[entry.fullID] = entry
+                return PINCER_OK
             }
             entryTable[entry.fullID] = entry
             entryOrder.append(entry.fullID)
@@ -294,7 +356,7 @@ public final class Host: @unchecked Sendable {
                               changesState: r.flags & PINCER_COMMAND_CHANGES_STATE != 0, returnsJSON: returnsJSON, pluginID: plugin.info.id,
                               implementation: implementation, context: r.context, gate: plugin.gate)
         return lock.withLock {
-            if commandTable[command.fullName] != nil {
+            if let existing = commandTable[command.fullName], !(existing.isDeferred && existing.pluginID == plugin.info.id) {
                 return plugin.failed(PINCER_DUPLICATE, "add_command: command '\(command.fullName)' is already registered")
             }
             commandTable[command.fullName] = command
@@ -310,6 +372,10 @@ public final class Host: @unchecked Sendable {
             if let existing = serviceTable[id] {
                 return plugin.failed(PINCER_DUPLICATE, "publish_service: '\(id)' is already published by \(existing.owner)")
             }
+            if let pending = pendingServices[id], pending.info.id != plugin.info.id {
+                return plugin.failed(PINCER_DUPLICATE, "publish_service: '\(id)' is already published by \(pending.info.id)")
+            }
+            pendingServices[id] = nil
             serviceTable[id] = (table, plugin.info.id)
             return PINCER_OK
         }
@@ -323,8 +389,100 @@ public final class Host: @unchecked Sendable {
             entryOrder.removeAll { entryTable[$0] == nil }
             sectionTable = sectionTable.filter { $0.value.pluginID != pluginID }
             serviceTable = serviceTable.filter { $0.value.owner != pluginID }
+            pendingServices = pendingServices.filter { $0.value.info.id != pluginID }
+            pendingTopics.removeAll { $0.plugin.info.id == pluginID }
+            placeholderSections = placeholderSections.filter { $0.value.info.id != pluginID }
+            pluginOrder.removeAll { $0.id == pluginID && !runtimes.contains { $0.info.id == pluginID } }
         }
         events.unsubscribeAll(owner: pluginID)
+    }
+
+    // MARK: registry placeholders (DeferredLoading.swift)
+
+    /// Puts a scanned plugin's registrations in the tables as placeholders.
+    /// Returns the collision that refuses it (nothing is added then), or nil.
+    func deferRegistrations(_ plugin: DeferredPlugin, scanned: ScannedPlugin, commands: [Command], entries: [Entry]) -> String? {
+        let info = plugin.info
+        return lock.withLock { () -> String? in
+            if let other = pluginOrder.first(where: { $0.id == info.id }) {
+                return "duplicate plugin id '\(info.id)': already loaded from \(other.path)"
+            }
+            if let other = pluginOrder.first(where: { $0.shortName == info.shortName }) {
+                return "duplicate short_name '\(info.shortName)': already used by \(other.id) from \(other.path)"
+            }
+            // The collisions its init would meet, worded as the host words them.
+            func initFailed(_ why: String) -> String { "init failed (PINCER_DUPLICATE): \(why)" }
+            for section in scanned.sections where section.id == Section.pinnedID || sectionTable[section.id] != nil {
+                return initFailed("add_section: section id '\(section.id)' is already taken")
+            }
+            for entry in entries where entryTable[entry.fullID] != nil {
+                return initFailed("add_entry '\(entry.localID)': entry id '\(entry.fullID)' is already registered")
+            }
+            for command in commands where commandTable[command.fullName] != nil {
+                return initFailed("add_command: command '\(command.fullName)' is already registered")
+            }
+            for id in scanned.services {
+                if let owner = serviceTable[id]?.owner ?? pendingServices[id]?.info.id {
+                    return initFailed("publish_service: '\(id)' is already published by \(owner)")
+                }
+            }
+            pluginOrder.append(info)
+            for section in scanned.sections {
+                sectionTable[section.id] = Section(id: section.id, title: section.title, order: section.order, pluginID: info.id)
+                placeholderSections[section.id] = plugin
+            }
+            for entry in entries {
+                entryTable[entry.fullID] = entry
+                entryOrder.append(entry.fullID)
+            }
+            for command in commands { commandTable[command.fullName] = command }
+            for id in scanned.services { pendingServices[id] = plugin }
+            for topic in scanned.topics { pendingTopics.append((topic, plugin)) }
+            return nil
+        }
+    }
+
+    /// After a deferred plugin loaded (or failed to): removes the
+    /// placeholders its init did not register again.
+    func dropPlaceholders(of plugin: DeferredPlugin) {
+        lock.withLock {
+            commandTable = commandTable.filter { !($0.value.isDeferred && $0.value.pluginID == plugin.info.id) }
+            entryTable = entryTable.filter { $0.value.deferred !== plugin }
+            entryOrder.removeAll { entryTable[$0] == nil }
+            for (id, owner) in placeholderSections where owner === plugin { sectionTable[id] = nil }
+            placeholderSections = placeholderSections.filter { $0.value !== plugin }
+            pendingServices = pendingServices.filter { $0.value !== plugin }
+            pendingTopics.removeAll { $0.plugin === plugin }
+            if !runtimes.contains(where: { $0.info.id == plugin.info.id }) { pluginOrder.removeAll { $0.id == plugin.info.id } }
+        }
+    }
+
+    /// The scanner's mode: services looked up in init are noted, and a
+    /// service another file provides is loaded from it on demand.
+    func beginScanning(providers: [String: String]) {
+        lock.withLock { scanProviders = providers }
+    }
+
+    /// What a loaded plugin registered, for its registry record.
+    func registrations(of info: PluginInfo) -> ScannedPlugin {
+        var scanned = ScannedPlugin(info: info)
+        lock.withLock {
+            scanned.sections = sectionTable.values.filter { $0.pluginID == info.id }.sorted { $0.id < $1.id }
+                .map { ScannedPlugin.SectionRecord(id: $0.id, title: $0.title, order: $0.order) }
+            scanned.entries = entryOrder.compactMap { entryTable[$0] }.filter { $0.pluginID == info.id }.map { e in
+                ScannedPlugin.EntryRecord(localID: e.localID, kind: e.kind, section: e.sectionID, title: e.title, summary: e.summary,
+                                          defaultValue: e.defaultValue, choices: e.choices, isSecret: e.isSecret, command: e.command,
+                                          isPluginValue: e.isPluginValue, hasChanged: e.changed != nil)
+            }
+            scanned.commands = commandTable.values.filter { $0.pluginID == info.id }.sorted { $0.fullName < $1.fullName }.map { c in
+                ScannedPlugin.CommandRecord(signature: c.signature.text, summary: c.summary, details: c.details,
+                                            changesState: c.changesState, returnsJSON: c.returnsJSON)
+            }
+            scanned.services = serviceTable.filter { $0.value.owner == info.id }.map(\.key).sorted()
+            scanned.usesServices = serviceUses[info.id] ?? []
+        }
+        scanned.topics = events.topics(owner: info.id)
+        return scanned
     }
 
     // MARK: lifecycle
@@ -338,7 +496,18 @@ public final class Host: @unchecked Sendable {
             if let other = runtimes.first(where: { $0.info.shortName == runtime.info.shortName }) {
                 return "duplicate short_name '\(runtime.info.shortName)': already used by \(other.info.id) from \(other.info.path)"
             }
+            // A registry placeholder of the same plugin is this plugin, now loaded.
+            if let other = pluginOrder.first(where: { ($0.id == runtime.info.id || $0.shortName == runtime.info.shortName) && $0.path != runtime.info.path }) {
+                return other.id == runtime.info.id
+                    ? "duplicate plugin id '\(runtime.info.id)': already loaded from \(other.path)"
+                    : "duplicate short_name '\(runtime.info.shortName)': already used by \(other.id) from \(other.path)"
+            }
             runtimes.append(runtime) // visible to itself during init
+            if let i = pluginOrder.firstIndex(where: { $0.id == runtime.info.id }) {
+                pluginOrder[i] = runtime.info
+            } else {
+                pluginOrder.append(runtime.info)
+            }
             return nil
         }
         if let duplicate {

@@ -20,8 +20,21 @@ extension Host {
         return entries.filter { $0.sectionID == id }
     }
 
+    /// The entry as its loaded plugin registered it: a registry placeholder
+    /// loads its plugin first (its callbacks exist only then).
+    public func bound(_ entry: Entry) throws(HostError) -> Entry {
+        guard let plugin = entry.deferred else { return entry }
+        do { return try plugin.entry(id: entry.fullID) } catch {
+            throw HostError(kind: error.status == PINCER_NOT_FOUND ? .notFound : .failed, message: error.message)
+        }
+    }
+
     /// What an entry shows now. Plugin failures become `.failed`, never a throw.
-    public func state(of entry: Entry) -> EntryState {
+    public func state(of placeholder: Entry) -> EntryState {
+        var entry = placeholder
+        if placeholder.kind == .value || placeholder.kind == .page || placeholder.isPluginValue {
+            do { entry = try bound(placeholder) } catch { return .failed(error.message) }
+        }
         switch entry.kind {
         case .value:
             do { return .value(try entry.produce().text ?? "") } catch { return .failed(error.message) }
@@ -75,7 +88,8 @@ extension Host {
             throw HostError(kind: .invalidArgument, message: "\(entry.fullID) is a \(entry.kind.rawValue) entry and has no value to set")
         }
         if entry.isPluginValue {
-            do { try entry.apply(value) } catch {
+            let real = try bound(entry)
+            do { try real.apply(value) } catch {
                 throw HostError(kind: error.status == PINCER_INVALID_ARGUMENT || error.status == PINCER_NOT_FOUND ? .invalidArgument : .failed,
                                 message: error.message)
             }
@@ -85,7 +99,12 @@ extension Host {
             } catch {
                 throw HostError(kind: .failed, message: error.message)
             }
-            entry.notifyChanged(value)
+            if let plugin = entry.deferred {
+                // A placeholder: load the plugin only if it wants to hear of the change.
+                if plugin.entriesCallingBack.contains(entry.fullID) { try bound(entry).notifyChanged(value) }
+            } else {
+                entry.notifyChanged(value)
+            }
         }
         events.emit(topic: "pincer.entry-changed", payload: "{\"entry\":\(JSON.quote(entry.fullID)),\"value\":\(JSON.quote(value))}")
         return value

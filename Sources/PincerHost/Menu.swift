@@ -62,10 +62,16 @@ public final class Entry: @unchecked Sendable {
     let setter: pincer_entry_set_fn_t?
     let context: UnsafeMutableRawPointer?
     let gate: Lock
+    /// Whether the plugin, not the host's store, keeps this entry's value.
+    public let isPluginValue: Bool
+    /// Set while the entry is known from the plugin registry only: its
+    /// callbacks exist once the host has loaded the plugin (Host.bound).
+    let deferred: DeferredPlugin?
 
     init(fullID: String, localID: String, kind: EntryKind, sectionID: String, title: String, summary: String,
          defaultValue: String, choices: [String], isSecret: Bool, command: String?, pluginID: String,
-         read: pincer_entry_read_fn_t?, changed: pincer_entry_changed_fn_t?, set: pincer_entry_set_fn_t?, context: UnsafeMutableRawPointer?, gate: Lock) {
+         read: pincer_entry_read_fn_t?, changed: pincer_entry_changed_fn_t?, set: pincer_entry_set_fn_t?, context: UnsafeMutableRawPointer?, gate: Lock,
+         isPluginValue: Bool? = nil, deferred: DeferredPlugin? = nil) {
         self.fullID = fullID
         self.localID = localID
         self.kind = kind
@@ -82,6 +88,8 @@ public final class Entry: @unchecked Sendable {
         self.setter = set
         self.context = context
         self.gate = gate
+        self.isPluginValue = isPluginValue ?? (set != nil)
+        self.deferred = deferred
     }
 
     /// Runs the plugin's read callback (value rows and pages).
@@ -96,9 +104,6 @@ public final class Entry: @unchecked Sendable {
         }
         return reply
     }
-
-    /// Whether the plugin, not the host's store, keeps this entry's value.
-    public var isPluginValue: Bool { setter != nil }
 
     /// Hands a change to the plugin's set callback (plugin-valued entries).
     func apply(_ value: String) throws(CommandFailure) {

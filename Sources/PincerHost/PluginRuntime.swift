@@ -201,7 +201,7 @@ final class PluginRuntime: @unchecked Sendable {
         }
         t.get_service = { table, id in
             guard let p = PluginRuntime.from(table), let host = p.host, let id else { return nil }
-            return host.service(id: String(cString: id))
+            return host.service(id: String(cString: id), for: p)
         }
         t.last_error = { table in
             PluginRuntime.from(table)?.lastErrorPointer

@@ -135,6 +135,13 @@ struct GlobalOptions {
         var o = Host.Options(stateDirectory: stateDirectory ?? SettingsStore.defaultDirectory(environment: env))
         if !builtins { o.builtinDirectory = nil }
         o.pluginPaths = (env["PINCER_PLUGIN_PATH"] ?? "").split(separator: ":").map(String.init) + pluginPaths
+        if let text = env["PINCER_SCAN_TIMEOUT"], let seconds = Double(text), seconds > 0, seconds.isFinite { o.scanTimeout = seconds }
+        if isatty(2) != 0 {
+            o.scanProgress = { done, total in
+                guard total >= 20 else { return }
+                StandardConsole.write(2, done < total ? "\rpincer: scanning plugins \(done)/\(total)" : "\r\u{1b}[K")
+            }
+        }
         if quiet {
             o.logHandler = { _ in }
         } else {

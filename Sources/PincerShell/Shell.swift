@@ -168,7 +168,9 @@ public final class Shell {
     func requireHost() throws(ShellError) -> Host {
         if let host { return host }
         let h = Host(options: options.hostOptions(environment: environment))
-        h.loadAll()
+        // The shell answers from the plugin registry and loads a plugin on
+        // first use; PINCER_PLUGIN_REGISTRY=off loads every plugin at start.
+        if environment["PINCER_PLUGIN_REGISTRY"] == "off" { h.loadAll() } else { h.loadAllUsingRegistry() }
         host = h
         return h
     }

@@ -1,0 +1,196 @@
+import CPincerSDK
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plugin known from the registry but not loaded: its sections, entries
+/// and commands are in the host's tables as placeholders, so listing, help,
+/// completion and search need no plugin code. The first call that needs the
+/// plugin (a command, an entry's value, its service, an event it listens
+/// to) loads it, and its init's registrations replace the placeholders.
+final class DeferredPlugin: @unchecked Sendable {
+    enum State { case pending, loading, loaded, failed(String) }
+
+    let info: PluginInfo
+    let key: FileKey
+    weak var host: Host?
+    /// Recursive: a plugin's init may look up the service of another
+    /// deferred plugin, whose init may in turn reach this one.
+    private let loading = Lock(recursive: true)
+    private var state = State.pending
+    /// The placeholders' gate; never taken, since a placeholder calls nothing.
+    let gate = Lock(recursive: true)
+    /// Entries whose plugin wants to hear of a changed host-kept value (a
+    /// `changed` callback): setting one loads the plugin; others need not.
+    var entriesCallingBack: Set<String> = []
+
+    init(info: PluginInfo, key: FileKey, host: Host) {
+        self.info = info
+        self.key = key
+        self.host = host
+    }
+
+    /// Loads the plugin unless it is loaded (or loading on this thread).
+    func load() throws(CommandFailure) {
+        loading.lock()
+        defer { loading.unlock() }
+        switch state {
+        case .loaded, .loading: return
+        case .failed(let why): throw CommandFailure(status: PINCER_FAILED, message: why)
+        case .pending: state = .loading
+        }
+        guard let host else {
+            state = .failed("the host of plugin \(info.id) is gone")
+            throw CommandFailure(status: PINCER_FAILED, message: "the host of plugin \(info.id) is gone")
+        }
+        if let why = host.materialize(self) {
+            state = .failed(why)
+            throw CommandFailure(status: PINCER_FAILED, message: why)
+        }
+        state = .loaded
+    }
+
+    func command(named name: String) throws(CommandFailure) -> Command {
+        try load()
+        guard let command = host?.command(named: name), !command.isDeferred else {
+            throw CommandFailure(status: PINCER_NOT_FOUND, message: "\(name) is no longer registered by \(info.id) (\(info.path) changed since it was scanned; the next run scans it again)")
+        }
+        return command
+    }
+
+    func entry(id: String) throws(CommandFailure) -> Entry {
+        try load()
+        guard let entry = host?.entry(id: id), entry.deferred == nil else {
+            throw CommandFailure(status: PINCER_NOT_FOUND, message: "\(id) is no longer registered by \(info.id) (\(info.path) changed since it was scanned; the next run scans it again)")
+        }
+        return entry
+    }
+}
+
+extension Host {
+    // MARK: the shell's start-up: from the registry
+
+    /// Learns every candidate plugin from the registry, scanning in a child
+    /// process the files it does not know (or that changed since), and
+    /// registers placeholders instead of loading them. Files the scanner
+    /// cannot handle (it is missing) are loaded here as `loadAll()` does.
+    /// Returns the number of plugins refused.
+    @discardableResult
+    public func loadAllUsingRegistry() -> Int {
+        let before = failures.count
+        let candidates = pluginCandidates().map { (shown: $0, key: Host.canonical($0)) }
+        let stateDirectory = options.stateDirectory
+        let cached = PluginRegistry.read(stateDirectory: stateDirectory)
+        var records: [RegistryRecord?] = candidates.map { c in
+            guard let now = FileKey.current(c.key), let record = cached[c.key], record.key.sameStat(as: now) else { return nil }
+            return record
+        }
+        var missing = candidates.indices.filter { records[$0] == nil }.map { candidates[$0].key }
+        var changed = !missing.isEmpty || cached.count != candidates.count
+        if !missing.isEmpty, let scanner = options.scanner {
+            var providers: [String: String] = [:]
+            for case .plugin(let p)? in records.map({ $0?.outcome }) { for s in p.services { providers[s] = p.info.path } }
+            let request = PluginScanner.Request(paths: missing, providers: providers, stateDirectory: stateDirectory,
+                                                scanner: scanner, timeout: options.scanTimeout, progress: options.scanProgress)
+            if let scanned = PluginScanner.scan(request) {
+                for i in candidates.indices where records[i] == nil { records[i] = scanned[candidates[i].key] }
+                missing = []
+            } else {
+                log(.debug, plugin: Host.namespace, "the plugin scanner \(scanner) could not be started; loading plugins in this process")
+                changed = false
+            }
+        }
+        if changed, let why = PluginRegistry.write(records.compactMap { $0 }, stateDirectory: stateDirectory) {
+            log(.debug, plugin: Host.namespace, "the plugin registry was not saved (\(why)); the next start scans again")
+        }
+        for (i, candidate) in candidates.enumerated() {
+            guard let record = records[i] else {
+                load(path: candidate.shown)
+                continue
+            }
+            switch record.outcome {
+            case .refused(let id, let reason): refuse(path: candidate.shown, pluginID: id, reason)
+            case .plugin(let scanned): register(scanned, key: record.key, shownAs: candidate.shown)
+            }
+        }
+        return failures.count - before
+    }
+
+    /// Adds a scanned plugin's registrations as placeholders, refusing it
+    /// for the collisions its init would have met here.
+    private func register(_ scanned: ScannedPlugin, key: FileKey, shownAs path: String) {
+        let i = scanned.info
+        let info = PluginInfo(id: i.id, shortName: i.shortName, name: i.name, version: i.version, summary: i.summary,
+                              abiMajor: i.abiMajor, abiMinor: i.abiMinor, path: path)
+        let plugin = DeferredPlugin(info: info, key: key, host: self)
+        var commands: [Command] = []
+        for c in scanned.commands {
+            guard let signature = try? Signature.parse(c.signature) else {
+                // A damaged record: the plugin itself knows better.
+                load(path: path)
+                return
+            }
+            commands.append(Command(fullName: "\(info.shortName).\(signature.name)", signature: signature, summary: c.summary,
+                                    details: c.details, changesState: c.changesState, returnsJSON: c.returnsJSON,
+                                    pluginID: info.id, implementation: .deferred(plugin), context: nil, gate: plugin.gate))
+        }
+        let entries = scanned.entries.map { e in
+            Entry(fullID: "\(info.shortName).\(e.localID)", localID: e.localID, kind: e.kind, sectionID: e.section, title: e.title,
+                  summary: e.summary, defaultValue: e.defaultValue, choices: e.choices, isSecret: e.isSecret, command: e.command,
+                  pluginID: info.id, read: nil, changed: nil, set: nil, context: nil, gate: plugin.gate,
+                  isPluginValue: e.isPluginValue, deferred: plugin)
+        }
+        plugin.entriesCallingBack = Set(scanned.entries.filter(\.hasChanged).map { "\(info.shortName).\($0.localID)" })
+        let collision: String? = deferRegistrations(plugin, scanned: scanned, commands: commands, entries: entries)
+        if let collision { refuse(path: path, pluginID: info.id, collision) }
+    }
+
+    /// Called by DeferredPlugin.load: loads the file for real. Returns why
+    /// it could not be loaded, or nil.
+    func materialize(_ plugin: DeferredPlugin) -> String? {
+        let path = plugin.info.path
+        var stale = true
+        if let now = FileKey.current(plugin.key.path), now.sameStat(as: plugin.key) {
+            stale = plugin.key.buildID != nil && ELFBuildID.read(path: plugin.key.path) != plugin.key.buildID
+        }
+        if stale {
+            log(.debug, plugin: Host.namespace, "\(path) changed since it was scanned; loading it as it is now, and scanning it again next time")
+            forgetRegistryRecord(plugin.key.path)
+        }
+        let before = failures.count
+        log(.debug, plugin: Host.namespace, "loading \(plugin.info.id) from \(path) on first use")
+        load(path: path)
+        let failure = failures.dropFirst(before).first { $0.path == path }
+        dropPlaceholders(of: plugin)
+        if let failure { return "plugin \(plugin.info.id) could not be loaded: \(failure.reason)" }
+        return nil
+    }
+
+    private func forgetRegistryRecord(_ key: String) {
+        let stateDirectory = options.stateDirectory
+        var records = PluginRegistry.read(stateDirectory: stateDirectory)
+        guard records.removeValue(forKey: key) != nil else { return }
+        PluginRegistry.write(Array(records.values).sorted { $0.key.path < $1.key.path }, stateDirectory: stateDirectory)
+    }
+
+    // MARK: the scanner's side (in the child process)
+
+    /// What the file at `path` registers, loading it into this (scanner) host.
+    func scan(path: String) -> RegistryRecord {
+        guard var key = FileKey.current(path) else {
+            return PluginScanner.refused(path, "cannot read the file: \(String(cString: strerror(errno)))")
+        }
+        key.buildID = ELFBuildID.read(path: path)
+        if !plugins.contains(where: { $0.path == path }) {
+            let before = failures.count
+            load(path: path)
+            if let failure = failures.dropFirst(before).last {
+                return RegistryRecord(key: key, outcome: .refused(pluginID: failure.pluginID, reason: failure.reason))
+            }
+        }
+        guard let info = plugins.first(where: { $0.path == path }) else {
+            return RegistryRecord(key: key, outcome: .refused(pluginID: nil, reason: "loaded, but registered no plugin"))
+        }
+        return RegistryRecord(key: key, outcome: .plugin(registrations(of: info)))
+    }
+}
