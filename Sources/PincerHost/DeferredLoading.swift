@@ -3,6 +3,14 @@ import CPincerSDK
 import Glibc
 #endif
 
+enum TemporaryDirectory {
+    /// $TMPDIR, or /tmp.
+    static var path: String {
+        guard let t = getenv("TMPDIR"), t.pointee != 0 else { return "/tmp" }
+        return String(cString: t)
+    }
+}
+
 /// A plugin known from the registry but not loaded: its sections, entries
 /// and commands are in the host's tables as placeholders, so listing, help,
 /// completion and search need no plugin code. The first call that needs the
@@ -13,6 +21,13 @@ final class DeferredPlugin: @unchecked Sendable {
 
     let info: PluginInfo
     let key: FileKey
+    /// What its init published and looked up: a plugin that looks up a
+    /// service in init extends it (a database adapter registering with the
+    /// browser), so loading the publisher loads it too.
+    let services: [String]
+    let usesServices: [String]
+    /// Its init read its settings, so its entries may differ from the scan's.
+    let registersFromSettings: Bool
     weak var host: Host?
     /// Recursive: a plugin's init may look up the service of another
     /// deferred plugin, whose init may in turn reach this one.
@@ -24,10 +39,17 @@ final class DeferredPlugin: @unchecked Sendable {
     /// `changed` callback): setting one loads the plugin; others need not.
     var entriesCallingBack: Set<String> = []
 
-    init(info: PluginInfo, key: FileKey, host: Host) {
+    init(info: PluginInfo, key: FileKey, services: [String], usesServices: [String], registersFromSettings: Bool, host: Host) {
+        self.registersFromSettings = registersFromSettings
         self.info = info
         self.key = key
+        self.services = services
+        self.usesServices = usesServices
         self.host = host
+    }
+
+    var isPending: Bool {
+        loading.withLock { if case .pending = state { return true } else { return false } }
     }
 
     /// Loads the plugin unless it is loaded (or loading on this thread).
@@ -48,6 +70,7 @@ final class DeferredPlugin: @unchecked Sendable {
             throw CommandFailure(status: PINCER_FAILED, message: why)
         }
         state = .loaded
+        host.loadExtensions(of: self)
     }
 
     func command(named name: String) throws(CommandFailure) -> Command {
@@ -90,7 +113,12 @@ extension Host {
         if !missing.isEmpty, let scanner = options.scanner {
             var providers: [String: String] = [:]
             for case .plugin(let p)? in records.map({ $0?.outcome }) { for s in p.services { providers[s] = p.info.path } }
-            let request = PluginScanner.Request(paths: missing, providers: providers, stateDirectory: stateDirectory,
+            // The scan runs against an empty scratch state directory: it must
+            // not touch the user's state (a store it set aside would warn no one),
+            // and a registration that follows stored settings is marked as such.
+            let scratch = Host.makeScratchDirectory()
+            defer { if let scratch { Host.removeTree(scratch) } }
+            let request = PluginScanner.Request(paths: missing, providers: providers, stateDirectory: scratch ?? "/nonexistent/pincer-scan",
                                                 scanner: scanner, timeout: options.scanTimeout, progress: options.scanProgress)
             if let scanned = PluginScanner.scan(request) {
                 for i in candidates.indices where records[i] == nil { records[i] = scanned[candidates[i].key] }
@@ -122,7 +150,8 @@ extension Host {
         let i = scanned.info
         let info = PluginInfo(id: i.id, shortName: i.shortName, name: i.name, version: i.version, summary: i.summary,
                               abiMajor: i.abiMajor, abiMinor: i.abiMinor, path: path)
-        let plugin = DeferredPlugin(info: info, key: key, host: self)
+        let plugin = DeferredPlugin(info: info, key: key, services: scanned.services, usesServices: scanned.usesServices,
+                                    registersFromSettings: scanned.registersFromSettings, host: self)
         var commands: [Command] = []
         for c in scanned.commands {
             guard let signature = try? Signature.parse(c.signature) else {
@@ -164,6 +193,32 @@ extension Host {
         dropPlaceholders(of: plugin)
         if let failure { return "plugin \(plugin.info.id) could not be loaded: \(failure.reason)" }
         return nil
+    }
+
+    /// Loads the deferred plugins whose init looks up a service `plugin` publishes.
+    func loadExtensions(of plugin: DeferredPlugin) {
+        guard !plugin.services.isEmpty else { return }
+        for other in deferredPlugins where other.isPending && other.usesServices.contains(where: plugin.services.contains) {
+            do { try other.load() } catch { log(.debug, plugin: Host.namespace, error.message) }
+        }
+    }
+
+    static func makeScratchDirectory() -> String? {
+        let base = TemporaryDirectory.path
+        var template = Array("\(base)/pincer-scan-XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) }
+    }
+
+    /// Removes a directory the scanner had, with whatever plugins left in it.
+    static func removeTree(_ path: String, depth: Int = 0) {
+        var st = stat()
+        guard depth < 32, lstat(path, &st) == 0 else { return }
+        if (st.st_mode & S_IFMT) == S_IFDIR {
+            for name in listDirectory(path) { removeTree("\(path)/\(name)", depth: depth + 1) }
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
     }
 
     private func forgetRegistryRecord(_ key: String) {

@@ -46,10 +46,14 @@ public final class Host: @unchecked Sendable {
     private var pendingServices: [String: DeferredPlugin] = [:]
     private var pendingTopics: [(topic: String, plugin: DeferredPlugin)] = []
     private var placeholderSections: [String: DeferredPlugin] = [:]
+    private var deferredList: [DeferredPlugin] = []
     /// In the scanner: service -> plugin file to load when a plugin's init asks for it.
     private var scanProviders: [String: String]?
     /// In the scanner: the services each plugin looked up, by plugin id.
     private var serviceUses: [String: [String]] = [:]
+    /// In the scanner: plugins that used their settings in init, so what
+    /// they register may depend on what is stored.
+    private var settingsUsers: Set<String> = []
     private var failureList: [PluginFailure] = []
     private var sectionTable: [String: Section] = [:]
     private var commandTable: [String: Command] = [:]
@@ -124,11 +128,39 @@ public final class Host: @unchecked Sendable {
         lock.withLock { commandTable.values.sorted { $0.fullName < $1.fullName } }
     }
 
-    public func command(named name: String) -> Command? { lock.withLock { commandTable[name] } }
+    /// A command by full name. A name the registry does not know, under
+    /// the prefix of a plugin not loaded yet, loads that plugin and asks again
+    /// (its init may register more than it did when it was scanned).
+    public func command(named name: String) -> Command? {
+        if let command = lock.withLock({ commandTable[name] }) { return command }
+        guard loadOwner(of: name) else { return nil }
+        return lock.withLock { commandTable[name] }
+    }
 
-    public func entry(id: String) -> Entry? { lock.withLock { entryTable[id] } }
+    public func entry(id: String) -> Entry? {
+        if let entry = lock.withLock({ entryTable[id] }) { return entry }
+        guard loadOwner(of: id) else { return nil }
+        return lock.withLock { entryTable[id] }
+    }
 
-    public var entries: [Entry] { lock.withLock { entryOrder.compactMap { entryTable[$0] } } }
+    /// Every entry. Plugins whose init reads their settings (their entries
+    /// follow what is stored, as one per feature flag) are loaded first.
+    public var entries: [Entry] {
+        for plugin in deferredPlugins where plugin.registersFromSettings && plugin.isPending { try? plugin.load() }
+        return lock.withLock { entryOrder.compactMap { entryTable[$0] } }
+    }
+
+    private func loadOwner(of name: String) -> Bool {
+        guard let dot = name.firstIndex(of: ".") else { return false }
+        let prefix = name[..<dot]
+        guard let owner = deferredPlugins.first(where: { $0.info.shortName == prefix }), owner.isPending else { return false }
+        do { try owner.load() } catch { return false }
+        return true
+    }
+
+    func noteSettingsUse(by pluginID: String) {
+        lock.withLock { if scanProviders != nil { settingsUsers.insert(pluginID) } }
+    }
 
     func sectionsByOrder() -> [Section] {
         lock.withLock { sectionTable.values.sorted { ($0.order, $0.id) < ($1.order, $1.id) } }
@@ -427,6 +459,7 @@ public final class Host: @unchecked Sendable {
                 }
             }
             pluginOrder.append(info)
+            deferredList.append(plugin)
             for section in scanned.sections {
                 sectionTable[section.id] = Section(id: section.id, title: section.title, order: section.order, pluginID: info.id)
                 placeholderSections[section.id] = plugin
@@ -441,6 +474,9 @@ public final class Host: @unchecked Sendable {
             return nil
         }
     }
+
+    /// Plugins registered from the registry, in order (loaded or not).
+    var deferredPlugins: [DeferredPlugin] { lock.withLock { deferredList } }
 
     /// After a deferred plugin loaded (or failed to): removes the
     /// placeholders its init did not register again.
@@ -480,6 +516,7 @@ public final class Host: @unchecked Sendable {
             }
             scanned.services = serviceTable.filter { $0.value.owner == info.id }.map(\.key).sorted()
             scanned.usesServices = serviceUses[info.id] ?? []
+            scanned.registersFromSettings = settingsUsers.contains(info.id)
         }
         scanned.topics = events.topics(owner: info.id)
         return scanned

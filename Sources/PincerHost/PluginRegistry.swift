@@ -187,6 +187,8 @@ struct ScannedPlugin: Sendable {
     var services: [String] = []
     var topics: [String] = []
     var usesServices: [String] = []
+    /// Its init used its settings: what it registers may follow what is stored.
+    var registersFromSettings = false
 
     init(info: PluginInfo) { self.info = info }
 
@@ -208,7 +210,7 @@ struct ScannedPlugin: Sendable {
                          ("changes_state", .bool(c.changesState)), ("json_result", .bool(c.returnsJSON))])
             })),
             ("services", .array(services.map(JSON.string))), ("topics", .array(topics.map(JSON.string))),
-            ("uses_services", .array(usesServices.map(JSON.string))),
+            ("uses_services", .array(usesServices.map(JSON.string))), ("registers_from_settings", .bool(registersFromSettings)),
         ])
     }
 
@@ -230,6 +232,7 @@ struct ScannedPlugin: Sendable {
         self.services = services
         self.topics = topics
         self.usesServices = uses
+        registersFromSettings = j["registers_from_settings"]?.boolValue ?? true
         for s in sectionList {
             guard let sid = s["id"]?.stringValue, let title = s["title"]?.stringValue,
                   let order = s["order"]?.int64Value.flatMap({ Int32(exactly: $0) }) else { return nil }

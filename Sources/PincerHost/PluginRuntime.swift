@@ -87,6 +87,7 @@ final class PluginRuntime: @unchecked Sendable {
         guard let host else {
             return .failure(SettingsRefusal(status: failed(PINCER_FAILED, "\(slot): the host of plugin \(info.id) is gone")))
         }
+        host.noteSettingsUse(by: info.id)
         do {
             return .success(try host.settings())
         } catch {

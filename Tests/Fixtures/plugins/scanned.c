@@ -1,0 +1,120 @@
+/* Fixture for the plugin registry (RegistryTests): one source, built with
+ * -DSHORT=name for a distinct plugin and -DBEHAVIOUR=... for what its init
+ * does: 0 registers, 1 crashes, 2 hangs, 3 exits with status 7, 4 prints to
+ * stdout first (which must not confuse the scanner). Each init appends
+ * "init <short> <pid>" to the file named by $PINCER_TEST_INIT_LOG, so a test
+ * counts which process ran it and how often. VERSION changes what it
+ * registers (a rebuilt plugin). */
+#include <pincer.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#ifndef SHORT
+#define SHORT scanned
+#endif
+#ifndef BEHAVIOUR
+#define BEHAVIOUR 0
+#endif
+#ifndef VERSION
+#define VERSION 1
+#endif
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+
+static pincer_status_t hello(void *context, pincer_call_t *call)
+{
+    (void)context;
+    call->return_string(call, "hello from " TEXT(SHORT) " version " TEXT(VERSION));
+    return PINCER_OK;
+}
+
+#if VERSION > 1
+static pincer_status_t added(void *context, pincer_call_t *call)
+{
+    (void)context;
+    call->return_string(call, "added in version " TEXT(VERSION));
+    return PINCER_OK;
+}
+#endif
+
+static pincer_status_t read_value(void *context, pincer_call_t *call)
+{
+    (void)context;
+    call->return_string(call, "value of " TEXT(SHORT));
+    return PINCER_OK;
+}
+
+static void note_init(void)
+{
+    const char *path = getenv("PINCER_TEST_INIT_LOG");
+    FILE *f;
+    if (path == NULL || (f = fopen(path, "a")) == NULL)
+        return;
+    fprintf(f, "init %s %ld\n", TEXT(SHORT), (long)getpid());
+    fclose(f);
+}
+
+static pincer_status_t init(void *context, const pincer_host_t *host, pincer_call_t *reply)
+{
+    pincer_status_t status;
+    (void)context;
+    note_init();
+#if BEHAVIOUR == 1
+    raise(SIGSEGV);
+#elif BEHAVIOUR == 2
+    for (;;)
+        sleep(1);
+#elif BEHAVIOUR == 3
+    exit(7);
+#elif BEHAVIOUR == 4
+    printf("{\"not\": \"a record\"}\nnoise without a newline");
+    fflush(stdout);
+#endif
+    status = host->add_command(host, &(pincer_command_t){
+        .struct_size = sizeof(pincer_command_t),
+        .signature = "hello() -> string",
+        .summary = "Says which plugin and version answered",
+        .typed = (pincer_typed_fn_t)hello,
+    });
+#if VERSION > 1
+    if (status == PINCER_OK)
+        status = host->add_command(host, &(pincer_command_t){
+            .struct_size = sizeof(pincer_command_t),
+            .signature = "added() -> string",
+            .typed = (pincer_typed_fn_t)added,
+        });
+#endif
+    if (status == PINCER_OK)
+        status = host->add_entry(host, &(pincer_entry_t){
+            .struct_size = sizeof(pincer_entry_t),
+            .kind = PINCER_ENTRY_VALUE,
+            .id = "value",
+            .title = "Value of " TEXT(SHORT),
+            .read = read_value,
+        });
+    if (status != PINCER_OK)
+        reply->fail(reply, host->last_error(host));
+    return status;
+}
+
+static const pincer_plugin_t plugin = {
+    .magic = PINCER_PLUGIN_MAGIC,
+    .abi_major = PINCER_ABI_MAJOR,
+    .abi_minor = PINCER_ABI_MINOR,
+    .struct_size = sizeof(pincer_plugin_t),
+    .id = "test.scanned." TEXT(SHORT),
+    .short_name = TEXT(SHORT),
+    .name = "Scanned fixture " TEXT(SHORT),
+    .version = "1.0." TEXT(VERSION),
+    .init = init,
+};
+
+PINCER_EXTERN_C PINCER_EXPORT const pincer_plugin_t *pincer_plugin_entry(uint32_t host_abi_major,
+                                                                         uint32_t host_abi_minor)
+{
+    (void)host_abi_major; (void)host_abi_minor;
+    return &plugin;
+}
