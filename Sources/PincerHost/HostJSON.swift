@@ -16,7 +16,9 @@ extension Host {
         plugins.map { p in
             .object([("id", .string(p.id)), ("short_name", .string(p.shortName)), ("name", .string(p.name)),
                      ("version", .string(p.version)), ("summary", .string(p.summary)),
-                     ("abi", .string("\(p.abiMajor).\(p.abiMinor)")), ("path", .string(p.path))])
+                     ("abi", .string("\(p.abiMajor).\(p.abiMinor)")), ("path", .string(p.path)),
+                     // false: known from the plugin registry, loaded when first used.
+                     ("loaded", .bool(isLoaded(pluginID: p.id)))])
         }
     }
 

@@ -166,8 +166,18 @@ public enum PluginScanner {
             words += paths
             var argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
             defer { for p in argv { free(p) } }
+            // The Swift runtime's crash backtracer would spend a while on a
+            // plugin that faults in init; the parent only needs the signal.
+            var environment: [UnsafeMutablePointer<CChar>?] = [strdup("SWIFT_BACKTRACE=enable=no")]
+            var e = environ
+            while let entry = e.pointee {
+                if strncmp(entry, "SWIFT_BACKTRACE=", 16) != 0 { environment.append(strdup(entry)) }
+                e += 1
+            }
+            environment.append(nil)
+            defer { for p in environment { free(p) } }
             var pid: pid_t = 0
-            let rc = posix_spawn(&pid, scanner, &actions, nil, &argv, environ)
+            let rc = posix_spawn(&pid, scanner, &actions, nil, &argv, &environment)
             close(fds[1])
             guard rc == 0 else {
                 close(fds[0])

@@ -1,0 +1,205 @@
+import Foundation
+import XCTest
+@testable import PincerHost
+
+/// The plugin registry (PincerHost/PluginRegistry.swift, PluginScanner.swift,
+/// DeferredLoading.swift): real plugin files scanned by the real
+/// `pincer-plugin-scanner` child of the real `pincer`. Each fixture plugin
+/// appends a line to an init log, so a test counts how often and where its
+/// init ran: listing must not run it, using it must.
+final class RegistryTests: XCTestCase {
+    var state = ""
+    var plugins = ""
+    var initLog = ""
+
+    override func setUpWithError() throws {
+        state = Fixture.temporaryDirectory("pincer-registry-state")
+        plugins = Fixture.temporaryDirectory("pincer-registry-plugins")
+        initLog = Fixture.temporaryDirectory("pincer-registry-log") + "/inits"
+    }
+
+    /// Builds Tests/Fixtures/plugins/scanned.c as `<plugins>/<file>.so`.
+    @discardableResult
+    func build(_ short: String, behaviour: Int = 0, version: Int = 1, file: String? = nil, into directory: String? = nil) throws -> String {
+        let scratch = Fixture.temporaryDirectory("pincer-registry-build")
+        let built = try Fixture.buildPlugin("scanned", into: scratch, extraFlags: ["-DSHORT=\(short)", "-DBEHAVIOUR=\(behaviour)", "-DVERSION=\(version)"])
+        let target = "\(directory ?? plugins)/\(file ?? short).so"
+        // rename(2) over the old file: a replaced plugin, as an installer does it.
+        XCTAssertEqual(rename(built, target), 0)
+        return target
+    }
+
+    func pincer(_ args: String..., timeout: String? = nil, builtins: Bool = false, registry: Bool = true) throws -> Fixture.ProcessResult {
+        var env = ProcessInfo.processInfo.environment
+        env["PINCER_STATE_DIR"] = state
+        env["PINCER_PLUGIN_PATH"] = plugins
+        env["PINCER_TEST_INIT_LOG"] = initLog
+        if let timeout { env["PINCER_SCAN_TIMEOUT"] = timeout }
+        if !registry { env["PINCER_PLUGIN_REGISTRY"] = "off" }
+        return try Fixture.run(Fixture.pincer, (builtins ? [] : ["--no-builtin"]) + args, environment: env)
+    }
+
+    /// Init lines so far for a plugin (all of them with nil).
+    func inits(_ short: String? = nil) -> Int {
+        let text = (try? String(contentsOfFile: initLog, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { short == nil || $0.hasPrefix("init \(short!) ") }.count
+    }
+
+    func commandNames(_ r: Fixture.ProcessResult) -> [String] {
+        (Fixture.json(r.stdout)["commands"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+    }
+
+    func registry() -> [String: Any] {
+        Fixture.json((try? String(contentsOfFile: state + "/plugin-registry.json", encoding: .utf8)) ?? "")
+    }
+
+    func testListingAnswersFromTheRegistryAndUsingAPluginLoadsIt() throws {
+        try build("alpha")
+        try build("beta")
+        let first = try pincer("commands", "--json")
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertEqual(commandNames(first), ["alpha.hello", "beta.hello"])
+        // Scanned once, in the scanner child (another process than pincer).
+        XCTAssertEqual(inits(), 2)
+        let records = registry()["plugins"] as? [[String: Any]] ?? []
+        XCTAssertEqual(records.count, 2, "\(registry())")
+        XCTAssertEqual(records.compactMap { ($0["plugin"] as? [String: Any])?["short_name"] as? String }.sorted(), ["alpha", "beta"])
+        // Warm: listing, help, search and completion run no plugin code.
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello", "beta.hello"])
+        XCTAssertTrue(try pincer("help", "alpha.hello").stdout.contains("Says which plugin and version answered"))
+        XCTAssertTrue(try pincer("search", "hello").stdout.contains("alpha.hello"))
+        XCTAssertEqual(try pincer("complete", "alp").stdout, "alpha.hello\n")
+        let listed = Fixture.json(try pincer("plugins", "--json").stdout)["plugins"] as? [[String: Any]] ?? []
+        XCTAssertEqual(listed.map { $0["loaded"] as? Bool }, [false, false])
+        XCTAssertEqual(inits(), 2)
+        // A command loads its own plugin, and only that one.
+        let hello = try pincer("alpha.hello")
+        XCTAssertEqual(hello.stdout, "hello from alpha version 1\n", hello.stderr)
+        XCTAssertEqual(inits("alpha"), 2)
+        XCTAssertEqual(inits("beta"), 1)
+        // Reading an entry loads its plugin too.
+        XCTAssertEqual(try pincer("get", "beta.value").stdout, "value of beta\n")
+        XCTAssertEqual(inits("beta"), 2)
+        // Embedding apps and PINCER_PLUGIN_REGISTRY=off load everything at start, in process.
+        XCTAssertEqual(commandNames(try pincer("commands", "--json", registry: false)), ["alpha.hello", "beta.hello"])
+        XCTAssertEqual(inits(), 6)
+    }
+
+    func testAChangedReplacedOrRemovedFileIsScannedAgain() throws {
+        let path = try build("alpha")
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
+        XCTAssertEqual(inits(), 1)
+        // Rebuilt and put in place: new registrations, one new scan.
+        try build("alpha", version: 2)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.added", "alpha.hello"])
+        XCTAssertEqual(inits(), 2)
+        XCTAssertEqual(try pincer("alpha.added").stdout, "added in version 2\n")
+        XCTAssertEqual(inits(), 3)
+        // Written in place with the old contents (same path and inode).
+        let old = try Fixture.buildPlugin("scanned", into: Fixture.temporaryDirectory("pincer-registry-old"), extraFlags: ["-DSHORT=alpha"])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: old))
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: bytes)
+        try handle.close()
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
+        XCTAssertEqual(inits(), 4)
+        // Only touched: the time changed, so it is scanned again (and says the same).
+        XCTAssertEqual(try Fixture.run("/usr/bin/touch", [path]).status, 0)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
+        XCTAssertEqual(inits(), 5)
+        // Removed: gone from the listing and from the registry.
+        try FileManager.default.removeItem(atPath: path)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), [])
+        XCTAssertEqual((registry()["plugins"] as? [Any])?.count, 0)
+        XCTAssertEqual(inits(), 5)
+    }
+
+    func testCrashingHangingAndExitingPluginsAreRefusedBesideGoodOnes() throws {
+        try build("good1", file: "a-good1")
+        try build("crash", behaviour: 1, file: "b-crash")
+        try build("hang", behaviour: 2, file: "c-hang")
+        try build("quit", behaviour: 3, file: "d-quit")
+        try build("noisy", behaviour: 4, file: "e-noisy")
+        try build("good2", file: "f-good2")
+        let started = Date()
+        let r = try pincer("plugins", "--json", timeout: "1")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30, "the hanging plugin must be killed after its time-out")
+        XCTAssertEqual(r.status, 4, r.stderr) // README: a plugin was refused
+        let json = Fixture.json(r.stdout)
+        XCTAssertEqual((json["plugins"] as? [[String: Any]])?.compactMap { $0["short_name"] as? String }, ["good1", "noisy", "good2"])
+        let failed = json["failed"] as? [[String: Any]] ?? []
+        func reason(_ file: String) -> String {
+            failed.first { ($0["path"] as? String)?.hasSuffix("/\(file).so") ?? false }?["reason"] as? String ?? "(not refused)"
+        }
+        XCTAssertTrue(reason("b-crash").contains("crashed with signal 11 (SIGSEGV"), reason("b-crash"))
+        XCTAssertTrue(reason("c-hang").contains("did not finish init within 1 s while being scanned (killed"), reason("c-hang"))
+        XCTAssertTrue(reason("d-quit").contains("exited with status 7 while being scanned"), reason("d-quit"))
+        XCTAssertEqual(failed.count, 3, "\(failed)")
+        XCTAssertEqual(inits("crash"), 1)
+        XCTAssertEqual(inits("hang"), 1)
+        // Not scanned again while the files stay as they are; the good ones work.
+        let again = try pincer("good2.hello", timeout: "1")
+        XCTAssertEqual(again.stdout, "hello from good2 version 1\n", again.stderr)
+        // Loaded in pincer itself, its init's noise lands on pincer's output (before the answer).
+        XCTAssertTrue(try pincer("noisy.hello").stdout.hasSuffix("hello from noisy version 1\n"))
+        XCTAssertEqual(inits("crash"), 1)
+        XCTAssertEqual(inits("hang"), 1)
+        XCTAssertEqual(inits("quit"), 1)
+        // A fixed file is scanned again and accepted.
+        try build("crash", file: "b-crash")
+        let fixed = try pincer("crash.hello", timeout: "1")
+        XCTAssertEqual(fixed.stdout, "hello from crash version 1\n", fixed.stderr)
+    }
+
+    /// The CSV adapter's init looks up pincer.database/1: running its command
+    /// loads the database browser first, and listing loads neither.
+    func testAPluginWhoseServiceAnotherNeedsIsLoadedLazily() throws {
+        let csv = plugins + "/csv.so"
+        let cc = try Fixture.run("/usr/bin/cc", ["-std=c11", "-shared", "-fPIC", "-I", Fixture.sdkInclude,
+                                                 Fixture.packageRoot + "/Plugins/Examples/CSVAdapter/csv_adapter.c", "-o", csv])
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+        let listing = try pincer("-v", "commands", "--json", builtins: true)
+        XCTAssertTrue(commandNames(listing).contains("csv.folders"), listing.stderr)
+        XCTAssertTrue(commandNames(listing).contains("db.list"))
+        let warm = try pincer("-v", "commands", "--json", builtins: true)
+        XCTAssertFalse(warm.stderr.contains("on first use"), warm.stderr)
+        let folders = try pincer("-v", "csv.folders", builtins: true)
+        XCTAssertEqual(folders.status, 0, folders.stderr)
+        XCTAssertTrue(folders.stderr.contains("loading dev.pincer.database from "), folders.stderr)
+        let loaded = folders.stderr.split(separator: "\n").filter { $0.contains("on first use") }
+        XCTAssertEqual(loaded.count, 2, "the adapter and the browser it needs: \(loaded)")
+    }
+
+    func testADamagedRegistryIsIgnoredAndRewritten() throws {
+        try build("alpha")
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
+        for garbage in ["not json at all", "{\"format\":\"pincer-plugin-registry\",\"version\":1,\"host\":\"abi 1.4\",\"plugins\":[{\"path\":3}]}",
+                        String(repeating: "[", count: 10_000)] {
+            try garbage.write(toFile: state + "/plugin-registry.json", atomically: false, encoding: .utf8)
+            let r = try pincer("commands", "--json")
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(r.stderr, "")
+            XCTAssertEqual(commandNames(r), ["alpha.hello"])
+            XCTAssertEqual((registry()["plugins"] as? [Any])?.count, 1)
+        }
+        XCTAssertEqual(inits(), 4)
+    }
+
+    func testBuildIDMatchesReadelf() throws {
+        for path in [Fixture.buildDirectory + "/libpincer-plugin-net.so", try build("alpha"), Fixture.pincer] {
+            let readelf = try Fixture.run("/usr/bin/readelf", ["-n", path])
+            let line = readelf.stdout.split(separator: "\n").first { $0.contains("Build ID:") }
+            let expected = line.map { String($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) }
+            XCTAssertNotNil(expected, "\(path) has a build id note")
+            XCTAssertEqual(ELFBuildID.read(path: path), expected, path)
+            // Cut anywhere, the reader finds nothing or the same id, never something else.
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8192))
+            for cut in stride(from: 0, to: bytes.count, by: 97) {
+                let found = ELFBuildID.parse(bytes: Array(bytes.prefix(cut)))
+                XCTAssertTrue(found == nil || found == expected, "cut at \(cut): \(found ?? "")")
+            }
+        }
+        XCTAssertNil(ELFBuildID.read(path: Fixture.packageRoot + "/Package.swift"))
+    }
+}
