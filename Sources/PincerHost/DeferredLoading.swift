@@ -53,7 +53,7 @@ final class DeferredPlugin: @unchecked Sendable {
     }
 
     /// Loads the plugin unless it is loaded (or loading on this thread).
-    func load() throws(CommandFailure) {
+    func load(shutDownAfter dependent: String? = nil) throws(CommandFailure) {
         loading.lock()
         defer { loading.unlock() }
         switch state {
@@ -65,7 +65,7 @@ final class DeferredPlugin: @unchecked Sendable {
             state = .failed("the host of plugin \(info.id) is gone")
             throw CommandFailure(status: PINCER_FAILED, message: "the host of plugin \(info.id) is gone")
         }
-        if let why = host.materialize(self) {
+        if let why = host.materialize(self, shutDownAfter: dependent) {
             state = .failed(why)
             throw CommandFailure(status: PINCER_FAILED, message: why)
         }
@@ -120,7 +120,21 @@ extension Host {
             defer { if let scratch { Host.removeTree(scratch) } }
             let request = PluginScanner.Request(paths: missing, providers: providers, stateDirectory: scratch ?? "/nonexistent/pincer-scan",
                                                 scanner: scanner, timeout: options.scanTimeout, progress: options.scanProgress)
-            if let scanned = PluginScanner.scan(request) {
+            if var scanned = PluginScanner.scan(request) {
+                // A plugin refused for want of a service that a file scanned
+                // after it publishes is scanned once more, with that file known.
+                for case .plugin(let p)? in scanned.values.map(\.outcome) { for s in p.services { providers[s] = p.info.path } }
+                let retry = missing.filter { path in
+                    guard case .refused(_, _, let uses)? = scanned[path]?.outcome else { return false }
+                    return uses.contains { providers[$0] != nil }
+                }
+                if !retry.isEmpty {
+                    var again = request
+                    again.paths = retry
+                    again.providers = providers
+                    again.progress = nil
+                    for (path, record) in PluginScanner.scan(again) ?? [:] { scanned[path] = record }
+                }
                 for i in candidates.indices where records[i] == nil { records[i] = scanned[candidates[i].key] }
                 missing = []
             } else {
@@ -137,7 +151,7 @@ extension Host {
                 continue
             }
             switch record.outcome {
-            case .refused(let id, let reason): refuse(path: candidate.shown, pluginID: id, reason)
+            case .refused(let id, let reason, _): refuse(path: candidate.shown, pluginID: id, reason)
             case .plugin(let scanned): register(scanned, key: record.key, shownAs: candidate.shown)
             }
         }
@@ -176,7 +190,7 @@ extension Host {
 
     /// Called by DeferredPlugin.load: loads the file for real. Returns why
     /// it could not be loaded, or nil.
-    func materialize(_ plugin: DeferredPlugin) -> String? {
+    func materialize(_ plugin: DeferredPlugin, shutDownAfter dependent: String?) -> String? {
         let path = plugin.info.path
         var stale = true
         if let now = FileKey.current(plugin.key.path), now.sameStat(as: plugin.key) {
@@ -188,7 +202,7 @@ extension Host {
         }
         let before = failures.count
         log(.debug, plugin: Host.namespace, "loading \(plugin.info.id) from \(path) on first use")
-        load(path: path)
+        load(path: path, shutDownAfter: dependent)
         let failure = failures.dropFirst(before).first { $0.path == path }
         dropPlaceholders(of: plugin)
         if let failure { return "plugin \(plugin.info.id) could not be loaded: \(failure.reason)" }
@@ -240,7 +254,8 @@ extension Host {
             let before = failures.count
             load(path: path)
             if let failure = failures.dropFirst(before).last {
-                return RegistryRecord(key: key, outcome: .refused(pluginID: failure.pluginID, reason: failure.reason))
+                let uses = failure.pluginID.map { serviceUses(of: $0) } ?? []
+                return RegistryRecord(key: key, outcome: .refused(pluginID: failure.pluginID, reason: failure.reason, usesServices: uses))
             }
         }
         guard let info = plugins.first(where: { $0.path == path }) else {

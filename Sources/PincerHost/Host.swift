@@ -158,6 +158,9 @@ public final class Host: @unchecked Sendable {
         return true
     }
 
+    /// In the scanner: the services a plugin's init looked up.
+    func serviceUses(of pluginID: String) -> [String] { lock.withLock { serviceUses[pluginID] ?? [] } }
+
     func noteSettingsUse(by pluginID: String) {
         lock.withLock { if scanProviders != nil { settingsUsers.insert(pluginID) } }
     }
@@ -170,7 +173,7 @@ public final class Host: @unchecked Sendable {
     /// registry loads that plugin first.
     public func service(id: String) -> UnsafeRawPointer? {
         if let table = lock.withLock({ serviceTable[id]?.table }) { return table }
-        return loadProvider(ofService: id)
+        return loadProvider(ofService: id, for: nil)
     }
 
     /// get_service from a plugin: the scanner notes what its init looks up.
@@ -178,10 +181,11 @@ public final class Host: @unchecked Sendable {
         lock.withLock {
             if scanProviders != nil, !(serviceUses[plugin.info.id]?.contains(id) ?? false) { serviceUses[plugin.info.id, default: []].append(id) }
         }
-        return service(id: id)
+        if let table = lock.withLock({ serviceTable[id]?.table }) { return table }
+        return loadProvider(ofService: id, for: plugin.info.id)
     }
 
-    private func loadProvider(ofService id: String) -> UnsafeRawPointer? {
+    private func loadProvider(ofService id: String, for dependent: String?) -> UnsafeRawPointer? {
         let (deferred, scanPath): (DeferredPlugin?, String?) = lock.withLock {
             if let d = pendingServices[id] { return (d, nil) }
             guard let path = scanProviders?[id] else { return (nil, nil) }
@@ -189,9 +193,9 @@ public final class Host: @unchecked Sendable {
             return (nil, path)
         }
         if let deferred {
-            do { try deferred.load() } catch { log(.debug, plugin: Host.namespace, "service \(id): \(error.message)") }
+            do { try deferred.load(shutDownAfter: dependent) } catch { log(.debug, plugin: Host.namespace, "service \(id): \(error.message)") }
         } else if let scanPath, !plugins.contains(where: { $0.path == scanPath }) {
-            load(path: scanPath)
+            load(path: scanPath, shutDownAfter: dependent)
         }
         return lock.withLock { serviceTable[id]?.table }
     }
@@ -525,7 +529,7 @@ public final class Host: @unchecked Sendable {
     // MARK: lifecycle
 
     /// Adds a plugin the loader validated, runs its init, and keeps it or records why not.
-    func start(_ runtime: PluginRuntime) {
+    func start(_ runtime: PluginRuntime, shutDownAfter dependent: String? = nil) {
         let duplicate: String? = lock.withLock {
             if let other = runtimes.first(where: { $0.info.id == runtime.info.id }) {
                 return "duplicate plugin id '\(runtime.info.id)': already loaded from \(other.info.path)"
@@ -539,7 +543,13 @@ public final class Host: @unchecked Sendable {
                     ? "duplicate plugin id '\(runtime.info.id)': already loaded from \(other.path)"
                     : "duplicate short_name '\(runtime.info.shortName)': already used by \(other.id) from \(other.path)"
             }
-            runtimes.append(runtime) // visible to itself during init
+            // Visible to itself during init. Shutdown runs newest first, so a
+            // provider loaded for a plugin's lookup goes before that plugin.
+            if let dependent, let i = runtimes.firstIndex(where: { $0.info.id == dependent }) {
+                runtimes.insert(runtime, at: i)
+            } else {
+                runtimes.append(runtime)
+            }
             if let i = pluginOrder.firstIndex(where: { $0.id == runtime.info.id }) {
                 pluginOrder[i] = runtime.info
             } else {

@@ -39,7 +39,12 @@ extension Host {
     }
 
     /// Opens one library and starts the plugin in it.
-    public func load(path: String) {
+    public func load(path: String) { load(path: path, shutDownAfter: nil) }
+
+    /// `shutDownAfter`: the plugin (id) whose service lookup loads this
+    /// one; it is placed before it in shutdown order, so the service it
+    /// looked up outlives it, as host.h promises.
+    func load(path: String, shutDownAfter dependent: String?) {
         var st = stat()
         guard stat(path, &st) == 0 else {
             refuse(path: path, pluginID: nil, "cannot read the file: \(String(cString: strerror(errno)))")
@@ -67,12 +72,16 @@ extension Host {
             return
         }
         let entry = unsafeBitCast(symbol, to: pincer_plugin_entry_fn_t.self)
-        load(entry: entry, origin: path)
+        load(entry: entry, origin: path, shutDownAfter: dependent)
     }
 
     /// Starts a plugin from an entry function already in the process (a
     /// plugin linked into an app, or a benchmark).
     public func load(entry: pincer_plugin_entry_fn_t, origin: String = "<in-process>") {
+        load(entry: entry, origin: origin, shutDownAfter: nil)
+    }
+
+    func load(entry: pincer_plugin_entry_fn_t, origin: String, shutDownAfter dependent: String?) {
         guard let record = entry(PINCER_ABI_MAJOR, PINCER_ABI_MINOR) else {
             refuse(path: origin, pluginID: nil, "\(PINCER_PLUGIN_ENTRY_SYMBOL) returned NULL: the plugin declined to load on this host (ABI \(PINCER_ABI_MAJOR).\(PINCER_ABI_MINOR))")
             return
@@ -81,7 +90,7 @@ extension Host {
         case .failure(let failure):
             refuse(path: origin, pluginID: failure.pluginID, failure.reason)
         case .success(let info):
-            start(PluginRuntime(info: info, record: record, host: self))
+            start(PluginRuntime(info: info, record: record, host: self), shutDownAfter: dependent)
         }
     }
 

@@ -131,7 +131,9 @@ struct RegistryRecord: Sendable {
 
     enum Outcome: Sendable {
         case plugin(ScannedPlugin)
-        case refused(pluginID: String?, reason: String)
+        /// `usesServices`: what its init looked up before failing, so a
+        /// plugin refused for want of a service scanned later is scanned again.
+        case refused(pluginID: String?, reason: String, usesServices: [String] = [])
     }
 
     init(key: FileKey, outcome: Outcome) {
@@ -146,8 +148,9 @@ struct RegistryRecord: Sendable {
         ]
         switch outcome {
         case .plugin(let p): fields.append(("plugin", p.json))
-        case .refused(let id, let reason):
-            fields.append(("refused", .object([("plugin_id", id.map(JSON.string) ?? .null), ("reason", .string(reason))])))
+        case .refused(let id, let reason, let uses):
+            fields.append(("refused", .object([("plugin_id", id.map(JSON.string) ?? .null), ("reason", .string(reason)),
+                                               ("uses_services", .array(uses.map(JSON.string)))])))
         }
         return .object(fields)
     }
@@ -160,7 +163,8 @@ struct RegistryRecord: Sendable {
         if let p = json["plugin"], let scanned = ScannedPlugin(json: p, path: path) {
             outcome = .plugin(scanned)
         } else if let r = json["refused"], let reason = r["reason"]?.stringValue {
-            outcome = .refused(pluginID: r["plugin_id"]?.stringValue, reason: reason)
+            outcome = .refused(pluginID: r["plugin_id"]?.stringValue, reason: reason,
+                               usesServices: r["uses_services"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         } else {
             return nil
         }

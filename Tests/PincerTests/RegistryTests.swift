@@ -42,7 +42,13 @@ final class RegistryTests: XCTestCase {
     /// Init lines so far for a plugin (all of them with nil).
     func inits(_ short: String? = nil) -> Int {
         let text = (try? String(contentsOfFile: initLog, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").filter { short == nil || $0.hasPrefix("init \(short!) ") }.count
+        return text.split(separator: "\n").filter { $0.hasPrefix("init \(short ?? "")") }.count
+    }
+
+    /// The log's lines without pids.
+    func logLines() -> [String] {
+        let text = (try? String(contentsOfFile: initLog, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map { $0.split(separator: " ").dropLast().joined(separator: " ") }
     }
 
     func commandNames(_ r: Fixture.ProcessResult) -> [String] {
@@ -169,6 +175,29 @@ final class RegistryTests: XCTestCase {
         XCTAssertTrue(folders.stderr.contains("loading dev.pincer.database from "), folders.stderr)
         let loaded = folders.stderr.split(separator: "\n").filter { $0.contains("on first use") }
         XCTAssertEqual(loaded.count, 2, "the adapter and the browser it needs: \(loaded)")
+    }
+
+    /// A plugin whose init looks up a service of a plugin not loaded yet:
+    /// the lookup loads the publisher, and shutdown keeps host.h's promise
+    /// (the publisher shuts down after the plugin that looked it up).
+    func testAServiceLookupLoadsThePublisherAndShutdownKeepsItAlive() throws {
+        try build("client", behaviour: 5, file: "a-client")
+        try build("provider", behaviour: 6, file: "b-provider")
+        let listing = try pincer("plugins", "--json")
+        XCTAssertEqual(listing.status, 0, listing.stdout + listing.stderr)
+        // The client, scanned first, is refused for want of the service; once
+        // the provider's record says who publishes it, the client is scanned
+        // again with the provider loaded for its lookup.
+        XCTAssertEqual(logLines(), ["init client", "init provider", "init client", "init provider"])
+        try FileManager.default.removeItem(atPath: initLog)
+        let hello = try pincer("client.hello")
+        XCTAssertEqual(hello.stdout, "hello from client version 1\n", hello.stderr)
+        XCTAssertEqual(logLines(), ["init client", "init provider", "touched provider", "shutdown client", "shutdown provider"])
+        // Scanned alone (the provider's record cached), the client still finds it.
+        try FileManager.default.removeItem(atPath: initLog)
+        try build("client", behaviour: 5, version: 2, file: "a-client")
+        XCTAssertTrue(commandNames(try pincer("commands", "--json")).contains("client.added"))
+        XCTAssertEqual(logLines(), ["init client", "init provider"])
     }
 
     func testADamagedRegistryIsIgnoredAndRewritten() throws {

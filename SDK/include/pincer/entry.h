@@ -55,7 +55,37 @@ typedef struct pincer_plugin {
      * commands and services through `host`, which stays valid until
      * shutdown returns. Return PINCER_OK, or call reply->fail(reply, why)
      * and return another status: the host then reports the plugin as failed
-     * with that message and drops everything it registered. Required. */
+     * with that message and drops everything it registered. Required.
+     *
+     * Init only registers. It must not open files or databases, parse
+     * stored data, start threads or wait on anything: start-up must not
+     * grow with what a user has stored. Open state on first use, in the
+     * command, entry callback or service function that needs it (the Swift
+     * helper's FirstUse does this), so a command that never touches the
+     * plugin's state never pays for it.
+     *
+     * What init registers is cached. The `pincer` shell learns it once by
+     * running init in a separate process (pincer-plugin-scanner) with an
+     * empty state directory, keeps it in the state directory's plugin
+     * registry keyed by the file's path, size, times, inode and build id,
+     * and answers `commands`, `help`, `complete` and `search` from it
+     * without loading the plugin. The library is loaded, and init runs
+     * again, when one of its commands runs, one of its entries is read or
+     * set, another plugin asks for a service it publishes, or an event it
+     * subscribed to is emitted. So:
+     *   - register the same sections, entries and commands every run;
+     *     entries that follow stored data (one per stored item) may be
+     *     added when the state is opened, or in init from the plugin's
+     *     settings: a plugin whose init reads its settings is marked so in
+     *     the registry and is loaded before the shell lists entries;
+     *   - a plugin whose init crashes, exits or runs longer than the scan's
+     *     time-out (10 s, PINCER_SCAN_TIMEOUT) is refused with the signal,
+     *     the exit status or the time-out, and not scanned again until its
+     *     file changes;
+     *   - a plugin that calls get_service in init extends that service (a
+     *     database adapter registering with the browser): loading the
+     *     publisher loads it too.
+     * Apps that embed the host (embed.h) load every plugin at start. */
     pincer_status_t (*init)(void *context, const pincer_host_t *host, pincer_call_t *reply);
 
     /* Called once when the host shuts down, in reverse load order, on the

@@ -153,7 +153,9 @@ struct pincer_host {
     /* Looks up a service table by exact id (borrowed). Returns NULL when no
      * plugin publishes it. The table stays valid until the publishing
      * plugin shuts down, which happens after every plugin loaded later
-     * has shut down. [any-thread] */
+     * has shut down, and after the caller: a host that loads plugins on
+     * first use (entry.h) loads the publisher for this lookup and orders
+     * it before the caller for shutdown. [any-thread] */
     const void *(*get_service)(const pincer_host_t *host, const char *id);
 
     /* Why the most recent failing call of this plugin into the host failed.

@@ -1,10 +1,11 @@
 /* Fixture for the plugin registry (RegistryTests): one source, built with
  * -DSHORT=name for a distinct plugin and -DBEHAVIOUR=... for what its init
  * does: 0 registers, 1 crashes, 2 hangs, 3 exits with status 7, 4 prints to
- * stdout first (which must not confuse the scanner). Each init appends
- * "init <short> <pid>" to the file named by $PINCER_TEST_INIT_LOG, so a test
- * counts which process ran it and how often. VERSION changes what it
- * registers (a rebuilt plugin). */
+ * stdout first (which must not confuse the scanner), 5 looks up the
+ * service of 6 in init and uses it again in its shutdown, 6 publishes it.
+ * Each init and shutdown appends "init|shutdown <short> <pid>" to the file
+ * named by $PINCER_TEST_INIT_LOG, so a test counts which process ran it and
+ * how often. VERSION changes what it registers (a rebuilt plugin). */
 #include <pincer.h>
 
 #include <stdint.h>
@@ -47,21 +48,64 @@ static pincer_status_t read_value(void *context, pincer_call_t *call)
     return PINCER_OK;
 }
 
-static void note_init(void)
+static void note(const char *what)
 {
     const char *path = getenv("PINCER_TEST_INIT_LOG");
     FILE *f;
     if (path == NULL || (f = fopen(path, "a")) == NULL)
         return;
-    fprintf(f, "init %s %ld\n", TEXT(SHORT), (long)getpid());
+    fprintf(f, "%s %s %ld\n", what, TEXT(SHORT), (long)getpid());
     fclose(f);
+}
+
+/* The service of BEHAVIOUR 6, used by BEHAVIOUR 5. */
+typedef struct {
+    uint32_t struct_size;
+    void (*touch)(void);
+} scanned_service_t;
+#define SCANNED_SERVICE_ID "test.scanned.provider/1"
+
+#if BEHAVIOUR == 6
+static int provider_shut;
+static void touch(void)
+{
+    note(provider_shut ? "touched-after-shutdown" : "touched");
+}
+static const scanned_service_t service = { sizeof(scanned_service_t), touch };
+#endif
+#if BEHAVIOUR == 5
+static const scanned_service_t *provider;
+#endif
+
+static void plugin_shutdown(void *context)
+{
+    (void)context;
+#if BEHAVIOUR == 5
+    if (provider != NULL)
+        provider->touch();
+#elif BEHAVIOUR == 6
+    provider_shut = 1;
+#endif
+    note("shutdown");
 }
 
 static pincer_status_t init(void *context, const pincer_host_t *host, pincer_call_t *reply)
 {
     pincer_status_t status;
     (void)context;
-    note_init();
+    note("init");
+#if BEHAVIOUR == 5
+    provider = host->get_service(host, SCANNED_SERVICE_ID);
+    if (provider == NULL) {
+        reply->fail(reply, "needs " SCANNED_SERVICE_ID);
+        return PINCER_UNSUPPORTED;
+    }
+#elif BEHAVIOUR == 6
+    if ((status = host->publish_service(host, SCANNED_SERVICE_ID, &service)) != PINCER_OK) {
+        reply->fail(reply, host->last_error(host));
+        return status;
+    }
+#endif
 #if BEHAVIOUR == 1
     /* A real fault: raise(SIGSEGV) would return once a handler ran. */
     *(volatile int *)(uintptr_t)16 = 1;
@@ -111,6 +155,7 @@ static const pincer_plugin_t plugin = {
     .name = "Scanned fixture " TEXT(SHORT),
     .version = "1.0." TEXT(VERSION),
     .init = init,
+    .shutdown = plugin_shutdown,
 };
 
 PINCER_EXTERN_C PINCER_EXPORT const pincer_plugin_t *pincer_plugin_entry(uint32_t host_abi_major,
