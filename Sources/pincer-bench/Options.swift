@@ -41,11 +41,20 @@ struct BenchOptions: Sendable {
                     target: >= 2,000,000 prepared calls/s
                     info: the same call into the built-in devopts plugin
           startup   wall time of `pincer commands --json` (every built-in plugin
-                    beside the executable) against `bench-hello`, a Swift
-                    program that imports Foundation and prints a JSON object.
-                    target: median pincer / median bench-hello <= 2.0, with
-                    every built-in plugin loaded (`pincer plugins --json`)
+                    beside the executable, the plugin registry warm) against
+                    `bench-hello`, a Swift program that imports Foundation
+                    and prints a JSON object.
+                    target: median pincer / median bench-hello <= 1.1, with
+                    every built-in plugin known (`pincer plugins --json`)
                     and as many commands listed as they register in process
+                    the same command with a state directory holding a
+                    10,000-entry persisted network log and a 100,000-point
+                    imported route (made with net.persist, net.import and
+                    loc.import) against an empty one.  target: <= 1.1
+                    the same command with 1,000 small C plugins (one .so
+                    copied, one command each) against the built-ins alone.
+                    target: <= 1.5.  info: their first (scanning) start,
+                    and PINCER_PLUGIN_REGISTRY=off (all loaded in process)
           flags     bool flag lookups (get_bool, 64 keys) from several threads
                     through the flags plugin's "pincer.flags/1" service, called
                     from C, against a Swift [String: Bool] lookup of the same

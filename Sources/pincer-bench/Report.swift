@@ -81,6 +81,22 @@ struct Report: Sendable {
             if let why = s.incompleteReason {
                 lines.append("          FAIL: not the full start-up: \(why)")
             }
+            if let c = s.scale {
+                func median(_ p: ProgramFigures) -> String { "median \(Format.milliseconds(p.median))" }
+                lines.append(row("", "commands --json, empty state", median(c.emptyState), "min \(Format.milliseconds(c.emptyState.minimum))"))
+                lines.append(row("", "commands --json, large state", median(c.largeState), "min \(Format.milliseconds(c.largeState.minimum))"))
+                lines.append(row("", "ratio large/empty state (medians)", Format.ratio(c.stateRatio),
+                                 "target: <= \(Format.fixed(StartupScaleFigures.stateTargetRatio, 1))x  \(Report.verdict(c.stateRatio <= StartupScaleFigures.stateTargetRatio))"))
+                lines.append("          large state: \(c.largeStateContents)")
+                lines.append(row("", "commands --json, +1,000 plugins", median(c.manyPlugins), "min \(Format.milliseconds(c.manyPlugins.minimum))"))
+                lines.append(row("", "ratio +1,000 plugins/built-ins", Format.ratio(c.pluginsRatio),
+                                 "target: <= \(Format.fixed(StartupScaleFigures.pluginsTargetRatio, 1))x  \(Report.verdict(c.pluginsRatio <= StartupScaleFigures.pluginsTargetRatio && c.listedEverything))"))
+                lines.append(row("", "info: first start, +1,000 (scan)", Format.milliseconds(Double(c.coldScanNanoseconds))))
+                lines.append(row("", "info: +1,000, registry off", median(c.manyPluginsEager), "(every plugin loaded in process)"))
+                lines.append("          \(c.runs) runs each, rotating; registries warm; \(c.manyPluginsCommands) commands listed with the plugins (\(c.builtinCommands) built-in)")
+            } else if let e = s.scaleError {
+                lines.append(row("", "large state / 1,000 plugins: error: \(e)", "", "FAIL"))
+            }
         } else if let e = startupError {
             lines.append("")
             lines.append(row("startup", "error: \(e)", "", "FAIL"))
@@ -182,6 +198,21 @@ struct Report: Sendable {
                 ("loaded_everything", .bool(s.loadedEverything)),
                 ("incomplete_reason", s.incompleteReason.map { .string($0) } ?? .null),
                 ("target_ratio", .double(StartupFigures.targetRatio)),
+                ("scale", s.scale.map { c in
+                    .object([
+                        ("empty_state", program(c.emptyState)), ("large_state", program(c.largeState)),
+                        ("large_state_contents", .string(c.largeStateContents)),
+                        ("ratio_median_large_over_empty_state", .rounded(c.stateRatio, 3)),
+                        ("target_state_ratio", .double(StartupScaleFigures.stateTargetRatio)),
+                        ("many_plugins", program(c.manyPlugins)), ("many_plugins_commands", .int(Int64(c.manyPluginsCommands))),
+                        ("builtin_commands", .int(Int64(c.builtinCommands))),
+                        ("ratio_median_many_plugins_over_builtins", .rounded(c.pluginsRatio, 3)),
+                        ("target_plugins_ratio", .double(StartupScaleFigures.pluginsTargetRatio)),
+                        ("cold_scan_ms", .rounded(Double(c.coldScanNanoseconds) / 1e6, 3)),
+                        ("many_plugins_registry_off", program(c.manyPluginsEager)),
+                        ("pass", .bool(c.passed)),
+                    ])
+                } ?? (s.scaleError.map { .object([("error", .string($0)), ("pass", .bool(false))]) } ?? .null)),
                 ("pass", .bool(s.passed)),
             ])))
         } else if let e = startupError {
