@@ -101,7 +101,7 @@ extension Host {
     @discardableResult
     public func loadAllUsingRegistry() -> Int {
         let before = failures.count
-        let candidates = pluginCandidates().map { (shown: $0, key: Host.canonical($0)) }
+        let candidates = candidateFiles().map { (shown: $0.shown, key: $0.canonical) }
         let stateDirectory = options.stateDirectory
         let cached = PluginRegistry.read(stateDirectory: stateDirectory)
         var records: [RegistryRecord?] = candidates.map { c in

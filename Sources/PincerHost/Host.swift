@@ -40,7 +40,7 @@ public final class Host: @unchecked Sendable {
     private let lock = Lock()
     private var runtimes: [PluginRuntime] = []
     /// Every plugin, loaded or known from the registry, in the order it came.
-    private var pluginOrder: [PluginInfo] = []
+    private var pluginOrder = PluginList()
     /// Registry placeholders (DeferredLoading.swift): who publishes a
     /// service, listens to a topic or owns a section, until loaded.
     private var pendingServices: [String: DeferredPlugin] = [:]
@@ -118,7 +118,7 @@ public final class Host: @unchecked Sendable {
     // MARK: what is loaded
 
     /// Loaded plugins and those known from the registry (not loaded yet).
-    public var plugins: [PluginInfo] { lock.withLock { pluginOrder } }
+    public var plugins: [PluginInfo] { lock.withLock { pluginOrder.all } }
 
     /// Whether the plugin's library is loaded and its init ran (not only known from the registry).
     public func isLoaded(pluginID: String) -> Bool { lock.withLock { runtimes.contains { $0.info.id == pluginID } } }
@@ -428,7 +428,7 @@ public final class Host: @unchecked Sendable {
             pendingServices = pendingServices.filter { $0.value.info.id != pluginID }
             pendingTopics.removeAll { $0.plugin.info.id == pluginID }
             placeholderSections = placeholderSections.filter { $0.value.info.id != pluginID }
-            pluginOrder.removeAll { $0.id == pluginID && !runtimes.contains { $0.info.id == pluginID } }
+            if !runtimes.contains(where: { $0.info.id == pluginID }) { pluginOrder.remove(id: pluginID) }
         }
         events.unsubscribeAll(owner: pluginID)
     }
@@ -440,10 +440,10 @@ public final class Host: @unchecked Sendable {
     func deferRegistrations(_ plugin: DeferredPlugin, scanned: ScannedPlugin, commands: [Command], entries: [Entry]) -> String? {
         let info = plugin.info
         return lock.withLock { () -> String? in
-            if let other = pluginOrder.first(where: { $0.id == info.id }) {
+            if let other = pluginOrder.with(id: info.id) {
                 return "duplicate plugin id '\(info.id)': already loaded from \(other.path)"
             }
-            if let other = pluginOrder.first(where: { $0.shortName == info.shortName }) {
+            if let other = pluginOrder.with(shortName: info.shortName) {
                 return "duplicate short_name '\(info.shortName)': already used by \(other.id) from \(other.path)"
             }
             // The collisions its init would meet, worded as the host words them.
@@ -462,7 +462,7 @@ public final class Host: @unchecked Sendable {
                     return initFailed("publish_service: '\(id)' is already published by \(owner)")
                 }
             }
-            pluginOrder.append(info)
+            pluginOrder.put(info)
             deferredList.append(plugin)
             for section in scanned.sections {
                 sectionTable[section.id] = Section(id: section.id, title: section.title, order: section.order, pluginID: info.id)
@@ -493,7 +493,7 @@ public final class Host: @unchecked Sendable {
             placeholderSections = placeholderSections.filter { $0.value !== plugin }
             pendingServices = pendingServices.filter { $0.value !== plugin }
             pendingTopics.removeAll { $0.plugin === plugin }
-            if !runtimes.contains(where: { $0.info.id == plugin.info.id }) { pluginOrder.removeAll { $0.id == plugin.info.id } }
+            if !runtimes.contains(where: { $0.info.id == plugin.info.id }) { pluginOrder.remove(id: plugin.info.id) }
         }
     }
 
@@ -538,7 +538,8 @@ public final class Host: @unchecked Sendable {
                 return "duplicate short_name '\(runtime.info.shortName)': already used by \(other.info.id) from \(other.info.path)"
             }
             // A registry placeholder of the same plugin is this plugin, now loaded.
-            if let other = pluginOrder.first(where: { ($0.id == runtime.info.id || $0.shortName == runtime.info.shortName) && $0.path != runtime.info.path }) {
+            if let other = [pluginOrder.with(id: runtime.info.id), pluginOrder.with(shortName: runtime.info.shortName)]
+                .compactMap({ $0 }).first(where: { $0.path != runtime.info.path }) {
                 return other.id == runtime.info.id
                     ? "duplicate plugin id '\(runtime.info.id)': already loaded from \(other.path)"
                     : "duplicate short_name '\(runtime.info.shortName)': already used by \(other.id) from \(other.path)"
@@ -550,11 +551,7 @@ public final class Host: @unchecked Sendable {
             } else {
                 runtimes.append(runtime)
             }
-            if let i = pluginOrder.firstIndex(where: { $0.id == runtime.info.id }) {
-                pluginOrder[i] = runtime.info
-            } else {
-                pluginOrder.append(runtime.info)
-            }
+            pluginOrder.put(runtime.info)
             return nil
         }
         if let duplicate {

@@ -13,21 +13,35 @@ extension Host {
 
     /// Plugin files in search order: built-ins, then each path in `pluginPaths`
     /// (a directory contributes its *.so files in name order, a file itself).
-    public func pluginCandidates() -> [String] {
-        var files: [String] = []
+    public func pluginCandidates() -> [String] { candidateFiles().map(\.shown) }
+
+    /// The candidates with their canonical paths (what duplicates and the
+    /// registry are keyed by). A directory is resolved once, and a file in
+    /// it only when it is a symbolic link: one lstat a file, not realpath's
+    /// walk of every component.
+    func candidateFiles() -> [(shown: String, canonical: String)] {
+        var files: [(shown: String, canonical: String)] = []
+        func addDirectory(_ dir: String, _ accept: (String) -> Bool) {
+            let resolved = Host.canonical(dir)
+            for name in Host.listDirectory(dir) where accept(name) {
+                var st = stat()
+                let isLink = lstat("\(resolved)/\(name)", &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
+                files.append(("\(dir)/\(name)", isLink ? Host.canonical("\(resolved)/\(name)") : "\(resolved)/\(name)"))
+            }
+        }
         if let dir = options.builtinDirectory {
-            files += Host.listDirectory(dir).filter { $0.hasPrefix(Host.builtinPrefix) && $0.hasSuffix(".so") }.map { "\(dir)/\($0)" }
+            addDirectory(dir) { $0.hasPrefix(Host.builtinPrefix) && $0.hasSuffix(".so") }
         }
         for path in options.pluginPaths where !path.isEmpty {
             var st = stat()
             if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
-                files += Host.listDirectory(path).filter { $0.hasSuffix(".so") }.map { "\(path)/\($0)" }
+                addDirectory(path) { $0.hasSuffix(".so") }
             } else {
-                files.append(path)
+                files.append((path, Host.canonical(path)))
             }
         }
         var seen = Set<String>()
-        return files.filter { seen.insert(Host.canonical($0)).inserted }
+        return files.filter { seen.insert($0.canonical).inserted }
     }
 
     /// Loads every candidate. Returns the number of plugins refused.

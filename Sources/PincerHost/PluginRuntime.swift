@@ -16,6 +16,42 @@ public struct PluginInfo: Sendable, Equatable {
     public let path: String
 }
 
+/// Plugins in the order they came, found by id or short name in constant
+/// time (a registry of a thousand plugins is checked for duplicates on
+/// every start).
+struct PluginList {
+    private(set) var all: [PluginInfo] = []
+    private var byID: [String: Int] = [:]
+    private var byShortName: [String: Int] = [:]
+
+    func with(id: String) -> PluginInfo? { byID[id].map { all[$0] } }
+    func with(shortName: String) -> PluginInfo? { byShortName[shortName].map { all[$0] } }
+
+    /// Adds the plugin, or replaces the one with its id in place.
+    mutating func put(_ info: PluginInfo) {
+        if let i = byID[info.id] {
+            byShortName[all[i].shortName] = nil
+            all[i] = info
+            byShortName[info.shortName] = i
+            return
+        }
+        byID[info.id] = all.count
+        byShortName[info.shortName] = all.count
+        all.append(info)
+    }
+
+    mutating func remove(id: String) {
+        guard byID[id] != nil else { return }
+        all.removeAll { $0.id == id }
+        byID = [:]
+        byShortName = [:]
+        for (i, p) in all.enumerated() {
+            byID[p.id] = i
+            byShortName[p.shortName] = i
+        }
+    }
+}
+
 /// A plugin the host refused, and why.
 public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible {
     public let path: String

@@ -49,7 +49,7 @@ struct BenchOptions: Sendable {
                     and as many commands listed as they register in process
                     the same command with a state directory holding a
                     10,000-entry persisted network log and a 100,000-point
-                    imported route (made with net.persist, net.import and
+                    imported route (made with net.persist, net.import-har and
                     loc.import) against an empty one.  target: <= 1.1
                     the same command with 1,000 small C plugins (one .so
                     copied, one command each) against the built-ins alone.
