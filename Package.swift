@@ -92,7 +92,7 @@ let package = Package(
                 linkerSettings: exportOnlyEntry),
         // Location spoofing and routes (geodesy, GPX and GeoJSON, playback),
         // a library so tests and the benchmark reach it directly.
-        .target(name: "GeoRoutes", dependencies: ["PincerPluginKit", "PincerJSON", "PincerXML"], path: "Plugins/Location/Core"),
+        .target(name: "GeoRoutes", dependencies: ["PincerPluginKit", "PincerJSON", "PincerXML", "PincerSQLite"], path: "Plugins/Location/Core"),
         .target(name: "Location", dependencies: ["PincerPluginKit", "GeoRoutes"], path: "Plugins/Location/Plugin",
                 linkerSettings: exportOnlyEntry),
 
