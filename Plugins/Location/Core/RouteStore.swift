@@ -208,6 +208,7 @@ public final class RouteStore: @unchecked Sendable {
                 guard existing.isEmpty || replace else { return }
                 for r in rows { try RouteStore.insert(r.summary, gpx: r.gpx, into: f, orReplace: true) }
             }
+            RouteStore.truncateLog(f)
         }
         if !existing.isEmpty && !replace { throw .exists(existing) }
         return existing
@@ -278,6 +279,7 @@ public final class RouteStore: @unchecked Sendable {
                 try mark.bind(1, text: folder)
                 try mark.run("marking the migration of \(folder)")
             }
+            if migratedHere { RouteStore.truncateLog(f) }
         }
         // After the commit, by the process that copied: a crash before the
         // rename leaves the folder in place, and the mark keeps it from
@@ -295,6 +297,15 @@ public final class RouteStore: @unchecked Sendable {
             notes.append("could not rename \(folder) to \(target) after migrating it: \(String(cString: strerror(errno)))")
         }
         migrationNotes = notes
+    }
+
+    /// Copies the write-ahead log into the file and empties it. An import
+    /// of a large route leaves megabytes of log, which every later process
+    /// would otherwise read again at open (the command line's processes end
+    /// without closing the file). Best effort: a reader holding the log
+    /// open only makes it wait for the next write.
+    private static func truncateLog(_ f: SQLiteFile) {
+        try? f.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     static func gpxFiles(in folder: String) -> [String] {
