@@ -63,6 +63,9 @@ final class RouteStoreTests: XCTestCase {
         }
         // The other route is whole, and its speed was kept beside it.
         let walk = try XCTUnwrap(try routes().first { $0["name"] as? String == "walk" })
+        XCTAssertEqual(walk["speed"] as? Double, 2)
+        XCTAssertEqual(walk["bounds"] as? [Double], [1, 1, 1.001, 1.001], "south, west, north, east")
+        XCTAssertTrue((walk["imported"] as? String)?.hasSuffix("Z") == true, "\(walk)")
         let metres = try XCTUnwrap(walk["metres"] as? Double)
         XCTAssertEqual(try XCTUnwrap(walk["seconds"] as? Double), (metres / 2 * 10).rounded() / 10, accuracy: 0.11)
         XCTAssertEqual(try pincer("run", "loc.export", "walk", state + "/walk.gpx").status, 0)

@@ -58,14 +58,17 @@ struct LocationCommands {
             try state.get().remove(args[0].string.lowercased())
             return .string("removed \(args[0].string)")
         }
-        try host.addCommand("routes() -> string", summary: "Built-in scenarios and imported routes, with length and duration",
+        try host.addCommand("routes() -> string", summary: "Built-in scenarios and imported routes: length, duration, speed, bounds, time imported",
                             jsonResult: true) { _ in
             // From the summaries kept beside the routes: no point is read.
             .string(JSON.array(try routes.summaries().map { r in
                 JSON.object([("name", .string(r.name)), ("kind", .string(r.kind.rawValue)),
                              ("points", .int(Int64(r.points))), ("segments", .int(Int64(r.segments))),
                              ("metres", r.metres.map { .double(($0 * 10).rounded() / 10) } ?? .null),
-                             ("seconds", r.seconds.map { .double(($0 * 10).rounded() / 10) } ?? .null)])
+                             ("seconds", r.seconds.map { .double(($0 * 10).rounded() / 10) } ?? .null),
+                             ("speed", r.suggestedSpeed.map(JSON.double) ?? .null),
+                             ("bounds", r.bounds.map { .array([.double($0.south), .double($0.west), .double($0.north), .double($0.east)]) } ?? .null),
+                             ("imported", r.kind == .scenario ? .null : .string(ISOTime.format(r.created)))])
             }).serialized())
         }
         try host.addCommand("import(file: string, name: string = \"\", replace: bool = false) -> string",
