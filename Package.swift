@@ -52,7 +52,9 @@ let package = Package(
         .target(name: "PincerJSON"),
         // A strict XML 1.0 reader over UTF-8 bytes, shared by the dump and GPX importers.
         .target(name: "PincerXML"),
-        .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "CSQLite", "PincerJSON"]),
+        // The one SQLite-file wrapper for stores (settings, the network log, routes).
+        .target(name: "PincerSQLite", dependencies: ["CSQLite"]),
+        .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "PincerSQLite", "PincerJSON"]),
         .target(name: "PincerShell", dependencies: ["PincerHost", "PincerControl", "PincerPluginKit", "CEdit"]),
         .executableTarget(name: "pincer", dependencies: ["PincerShell"]),
         .executableTarget(name: "pincer-plugin-scanner", dependencies: ["PincerHost"]),
@@ -77,7 +79,7 @@ let package = Package(
                 linkerSettings: exportOnlyEntry),
         // The network log itself (store, redaction, HAR, cURL, filters, stats), a
         // library so tests and the benchmark reach it directly; the plugin is glue.
-        .target(name: "NetworkLog", dependencies: ["PincerPluginKit", "CUnistring"], path: "Plugins/NetworkLogger/Core"),
+        .target(name: "NetworkLog", dependencies: ["PincerPluginKit", "PincerSQLite", "CUnistring"], path: "Plugins/NetworkLogger/Core"),
         .target(name: "NetworkLogger", dependencies: ["PincerPluginKit", "NetworkLog"], path: "Plugins/NetworkLogger/Plugin",
                 linkerSettings: exportOnlyEntry),
         .target(name: "PincerNetworkCapture", dependencies: ["CPincerSDK", "CCurl"]),
@@ -93,7 +95,7 @@ let package = Package(
                 linkerSettings: exportOnlyEntry),
         // Location spoofing and routes (geodesy, GPX and GeoJSON, playback),
         // a library so tests and the benchmark reach it directly.
-        .target(name: "GeoRoutes", dependencies: ["PincerPluginKit", "PincerJSON", "PincerXML"], path: "Plugins/Location/Core"),
+        .target(name: "GeoRoutes", dependencies: ["PincerPluginKit", "PincerJSON", "PincerXML", "PincerSQLite"], path: "Plugins/Location/Core"),
         .target(name: "Location", dependencies: ["PincerPluginKit", "GeoRoutes"], path: "Plugins/Location/Plugin",
                 linkerSettings: exportOnlyEntry),
 
@@ -111,7 +113,7 @@ let package = Package(
                 cSettings: [.headerSearchPath("../../SDK/include")]),
         .executableTarget(name: "bench-hello"),
 
-        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerNetworkCapture", "NetworkLog", "PseudoL10n", "A11yAudit", "GeoRoutes", "DatabaseKit", "PincerControl", "PincerControlServer", "PincerEmbed"]),
+        .testTarget(name: "PincerTests", dependencies: ["PincerHost", "PincerShell", "PincerPluginKit", "PincerJSON", "PincerSQLite", "PincerNetworkCapture", "NetworkLog", "PseudoL10n", "A11yAudit", "GeoRoutes", "DatabaseKit", "PincerControl", "PincerControlServer", "PincerEmbed"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -18,29 +18,40 @@ final class FeatureFlags: PincerPlugin {
     private var service: FlagsService?
 
     func register(with host: PluginHost) throws {
-        let store = FlagStore(host: host)
-        let service = FlagsService(store: store)
+        // Init only registers, the same entries every run: the flags'
+        // own entries come from the stored document, so they are added when
+        // the store opens (the first command, entry or service call).
+        let readers = SnapshotPublisher()
+        let store = FirstUse { () -> FlagStore in
+            let store = FlagStore(host: host, readers: readers)
+            for key in store.snapshot.order {
+                do { try FeatureFlags.addEntry(for: key, store: store, host: host) } catch {
+                    host.log(.warning, "flag '\(key)': no menu entry: \(error)")
+                }
+            }
+            store.onChange = { change in
+                if let flag = change.newFlag {
+                    do { try FeatureFlags.addEntry(for: flag.key, store: store, host: host) } catch {
+                        host.log(.warning, "flag '\(flag.key)': no menu entry: \(error)")
+                    }
+                } else if change.summaryChanged, let key = change.flag {
+                    try? FeatureFlags.addEntry(for: key, store: store, host: host, update: true)
+                }
+                let payload = JSON.object([("flag", change.flag.map(JSON.string) ?? .null), ("change", .string(change.kind))])
+                host.emit(PINCER_FLAGS_CHANGED_EVENT, payload: payload.serialized())
+            }
+            return store
+        }
+        let service = FlagsService(store: store, readers: readers)
         self.service = service
         try host.addSection(id: FeatureFlags.section, title: "Feature Flags", order: 610)
         try host.addPluginValueEntry(.toggle, id: "overrides-enabled", title: "Overrides enabled", section: FeatureFlags.section,
                                      summary: "Off: every flag reads its remote value; overrides are kept for later",
-                                     read: { (store.snapshot.overridesEnabled ? "true" : "false", []) },
+                                     read: { (try store.get().snapshot.overridesEnabled ? "true" : "false", []) },
                                      set: { value throws in
-                                         try store.setOverridesEnabled(value == "true")
+                                         try store.get().setOverridesEnabled(value == "true")
                                      })
         try host.addAction(id: "clear-all", title: "Clear all overrides", command: "clear-all", section: FeatureFlags.section)
-        for key in store.snapshot.order { try FeatureFlags.addEntry(for: key, store: store, host: host) }
-        store.onChange = { change in
-            if let flag = change.newFlag {
-                do { try FeatureFlags.addEntry(for: flag.key, store: store, host: host) } catch {
-                    host.log(.warning, "flag '\(flag.key)': no menu entry: \(error)")
-                }
-            } else if change.summaryChanged, let key = change.flag {
-                try? FeatureFlags.addEntry(for: key, store: store, host: host, update: true)
-            }
-            let payload = JSON.object([("flag", change.flag.map(JSON.string) ?? .null), ("change", .string(change.kind))])
-            host.emit(PINCER_FLAGS_CHANGED_EVENT, payload: payload.serialized())
-        }
         try FlagCommands(store: store).register(with: host)
         try host.publishService(PINCER_FLAGS_SERVICE_ID, table: UnsafeRawPointer(service.table))
     }

@@ -3,12 +3,13 @@ import PincerPluginKit
 /// The flags.* commands. Data comes back as JSON documents the shell renders
 /// as tables (or passes through with --json).
 struct FlagCommands {
-    let store: FlagStore
+    let store: FirstUse<FlagStore>
     static let exportFormat = "pincer.flags.overrides/1"
 
     func register(with host: PluginHost) throws {
-        let store = self.store
+        let state = self.store
         try host.addCommand("list() -> string", summary: "Every flag with its remote, override and effective value", jsonResult: true) { _ in
+            let store = try state.get()
             let s = store.snapshot
             return .string(JSON.object([
                 ("overridesEnabled", .bool(s.overridesEnabled)),
@@ -16,19 +17,22 @@ struct FlagCommands {
             ]).serialized())
         }
         try host.addCommand("get(key: string) -> string", summary: "Resolve one flag: value and reason", jsonResult: true) { args in
-            .string(try FlagCommands.resolution(args[0].string, store).serialized())
+            .string(try FlagCommands.resolution(args[0].string, state.get()).serialized())
         }
         try host.addCommand("set(key: string, value: string) -> string", summary: "Override a flag locally (parsed by the flag's type)",
                             changesState: true, jsonResult: true) { args in
+            let store = try state.get()
             try store.setOverride(args[0].string, text: args[1].string)
             return .string(try FlagCommands.resolution(args[0].string, store).serialized())
         }
         try host.addCommand("clear(key: string) -> string", summary: "Remove a flag's override: it reads its remote value again",
                             changesState: true, jsonResult: true) { args in
+            let store = try state.get()
             try store.clearOverride(args[0].string)
             return .string(try FlagCommands.resolution(args[0].string, store).serialized())
         }
         try host.addCommand("clear-all() -> string", summary: "Remove every override", changesState: true) { _ in
+            let store = try state.get()
             let n = try store.clearAll()
             return .string("cleared \(n) override\(n == 1 ? "" : "s")")
         }
@@ -36,6 +40,7 @@ struct FlagCommands {
                             summary: "Register a flag (bool, int, double or string) or update its remote value",
                             details: "The remote value is parsed as the type. Registrations persist.",
                             changesState: true, jsonResult: true) { args in
+            let store = try state.get()
             let key = args[0].string, typeName = args[1].string
             guard let type = FlagType(rawValue: typeName) else {
                 throw CommandError.invalidArgument("type '\(typeName)' is not one of bool, int, double, string")
@@ -51,6 +56,7 @@ struct FlagCommands {
         }
         try host.addCommand("export(path: string = \"\") -> string",
                             summary: "Overrides as JSON: printed, or written to a file to hand to someone") { args in
+            let store = try state.get()
             let document = FlagCommands.exportDocument(store.snapshot)
             let path = args[0].string
             if path.isEmpty { return .string(document.serialized(pretty: true)) }
@@ -67,7 +73,7 @@ struct FlagCommands {
                             A null value clears that flag's override.
                             """,
                             changesState: true, jsonResult: true) { args in
-            .string(try FlagCommands.importFile(args[0].string, partial: args[1].bool, store: store).serialized())
+            .string(try FlagCommands.importFile(args[0].string, partial: args[1].bool, store: state.get()).serialized())
         }
     }
 

@@ -28,12 +28,15 @@ final class FlagStore: @unchecked Sendable {
     static let settingsKey = "state"
     private let host: PluginHost
     private let state = Mutex(State())
-    let readers = SnapshotPublisher()
+    let readers: SnapshotPublisher
     /// Called after each change, outside the lock (menu entries, events).
     var onChange: (@Sendable (Change) -> Void)?
 
-    init(host: PluginHost) {
+    /// Reads the stored document (what the plugin's first use does) and
+    /// publishes it to `readers`.
+    init(host: PluginHost, readers: SnapshotPublisher) {
         self.host = host
+        self.readers = readers
         let loaded = load()
         state.withLock { $0 = loaded }
         publish(loaded)

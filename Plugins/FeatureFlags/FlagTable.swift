@@ -128,6 +128,11 @@ final class SnapshotPublisher: @unchecked Sendable {
         latest = Mutex(FlagTable(generation: 0, flags: []))
     }
 
+    /// Whether anything was published yet: false until the store opened.
+    /// One atomic load, so the read path stays lock-free once it has.
+    @inline(__always)
+    var hasPublished: Bool { generation.load(ordering: .acquiring) != 0 }
+
     /// Makes `flags` the current state for every reader.
     func publish(_ flags: [(key: String, value: FlagValue, reason: Reason)]) {
         latest.withLock { table in

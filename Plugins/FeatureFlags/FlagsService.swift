@@ -6,13 +6,19 @@ import Glibc
 /// The "pincer.flags/1" table (SDK/include/pincer/flags.h). Reads go straight
 /// to the lock-free snapshot; writes go through the store.
 final class FlagsService: ServiceObject<pincer_flags_service_t>, @unchecked Sendable {
-    let store: FlagStore
+    /// Opened by the first call that needs the flags; it publishes to `readers`.
+    let state: FirstUse<FlagStore>
     private let readers: SnapshotPublisher
 
-    init(store: FlagStore) {
-        self.store = store
-        readers = store.readers
+    init(store: FirstUse<FlagStore>, readers: SnapshotPublisher) {
+        state = store
+        self.readers = readers
         super.init(table: FlagsService.makeTable(), header: \.header)
+    }
+
+    /// The store, opened now if this is the first use.
+    func store() throws(FlagError) -> FlagStore {
+        do { return try state.get() } catch { throw .storage("could not open the flags: \(error)") }
     }
 
     /// Resolves `key` for a typed getter: the record when it has `type`,
@@ -20,7 +26,9 @@ final class FlagsService: ServiceObject<pincer_flags_service_t>, @unchecked Send
     @inline(__always)
     func resolve<R>(_ key: UnsafePointer<CChar>, _ type: pincer_flag_type_t,
                     _ body: (UnsafePointer<FlagTable.Record>) -> R, fallback: (pincer_flag_reason_t) -> R) -> R {
-        readers.withSnapshot { table in
+        // The first read opens the store (which publishes); later reads cost one atomic load more.
+        if !readers.hasPublished { _ = try? state.get() }
+        return readers.withSnapshot { table in
             guard let r = table.find(key) else { return fallback(PINCER_FLAG_REASON_DEFAULT) }
             guard r.pointee.type == type else { return fallback(PINCER_FLAG_REASON_TYPE_MISMATCH) }
             return body(r)
@@ -84,23 +92,23 @@ final class FlagsService: ServiceObject<pincer_flags_service_t>, @unchecked Send
         t.set_override = { ctx, key, value in
             FlagsService.with(ctx) { s in
                 guard let key, let value else { return s.fail(PINCER_INVALID_ARGUMENT, "set_override: key and value are required") }
-                return s.perform { () throws(FlagError) in try s.store.setOverride(String(cString: key), text: String(cString: value)) }
+                return s.perform { () throws(FlagError) in try s.store().setOverride(String(cString: key), text: String(cString: value)) }
             }
         }
         t.clear_override = { ctx, key in
             FlagsService.with(ctx) { s in
                 guard let key else { return s.fail(PINCER_INVALID_ARGUMENT, "clear_override: key is NULL") }
-                return s.perform { () throws(FlagError) in try s.store.clearOverride(String(cString: key)) }
+                return s.perform { () throws(FlagError) in try s.store().clearOverride(String(cString: key)) }
             }
         }
         t.clear_all_overrides = { ctx in
-            FlagsService.with(ctx) { s in s.perform { () throws(FlagError) in try s.store.clearAll() } }
+            FlagsService.with(ctx) { s in s.perform { () throws(FlagError) in try s.store().clearAll() } }
         }
         t.overrides_enabled = { ctx in
-            FlagsService.with(ctx) { $0.store.snapshot.overridesEnabled }
+            FlagsService.with(ctx) { (try? $0.state.get())?.snapshot.overridesEnabled ?? true }
         }
         t.set_overrides_enabled = { ctx, on in
-            FlagsService.with(ctx) { s in s.perform { () throws(FlagError) in try s.store.setOverridesEnabled(on) } }
+            FlagsService.with(ctx) { s in s.perform { () throws(FlagError) in try s.store().setOverridesEnabled(on) } }
         }
         t.last_error = { ctx in
             FlagsService.with(ctx) { $0.errors.pointer }
@@ -114,7 +122,7 @@ final class FlagsService: ServiceObject<pincer_flags_service_t>, @unchecked Send
             guard let key else { return s.fail(PINCER_INVALID_ARGUMENT, "register: key is NULL") }
             let k = String(cString: key)
             return s.perform { () throws(FlagError) in
-                try s.store.register(k, remote: value(), summary: summary.map { String(cString: $0) })
+                try s.store().register(k, remote: value(), summary: summary.map { String(cString: $0) })
             }
         }
     }

@@ -33,8 +33,9 @@ final class RouteConformanceTests: XCTestCase {
     // MARK: GPX: xmllint and gpxpy
 
     /// Every shared fixture imported with `loc.import`, then each of its
-    /// routes exported with `loc.export`: the exported files and the files
-    /// the plugin keeps its routes in all validate against the GPX 1.1 XSD.
+    /// routes exported with `loc.export`: the exported files and the GPX
+    /// documents the route store keeps the points in (written out with the
+    /// sqlite3 CLI's writefile) all validate against the GPX 1.1 XSD.
     func testEveryFixtureImportedThenExportedValidates() throws {
         let out = Fixture.temporaryDirectory("pincer-loc-exports")
         defer { try? FileManager.default.removeItem(atPath: out) }
@@ -51,13 +52,13 @@ final class RouteConformanceTests: XCTestCase {
                 XCTAssertEqual(exported.status, 0, "\(fixture) '\(name)': \(exported.stderr)")
                 files.append(path)
             }
-            let kept = try FileManager.default.contentsOfDirectory(atPath: state + "/routes").filter { $0.hasSuffix(".gpx") }
-            XCTAssertEqual(kept.count, names.count, "\(fixture): one kept file per route \(names): \(kept)")
-            for name in kept {
-                let copy = "\(out)/\(f)-kept-\(name)"
-                try FileManager.default.copyItem(atPath: state + "/routes/" + name, toPath: copy)
-                files.append(copy)
-            }
+            let prefix = "\(out)/\(f)-kept-"
+            let kept = try Fixture.run(try Consumer.require(Consumer.sqlite3), [state + "/routes.sqlite",
+                "SELECT writefile('\(prefix)' || rowid || '.gpx', gpx) FROM route_points ORDER BY rowid"])
+            XCTAssertEqual(kept.status, 0, kept.stderr)
+            let written = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix("\(f)-kept-") }
+            XCTAssertEqual(written.count, names.count, "\(fixture): one kept document per route \(names): \(written)")
+            files += written.map { out + "/" + $0 }
         }
         XCTAssertGreaterThan(files.count, 50)
         let validation = try RouteFormatTests.xmllint(files)
@@ -425,12 +426,13 @@ final class RouteConformanceTests: XCTestCase {
         XCTAssertTrue(refused.stderr.contains("route 'mine' exists already; nothing was saved. Give --replace to replace it, or --name to import it under another name"), refused.stderr)
         XCTAssertEqual(try points("mine"), 55)
 
-        // With --replace: replaced, and said so; kept across runs, in one file.
+        // With --replace: replaced, and said so; kept across runs, as one route.
         let replaced = try XCTUnwrap(try result("loc.import", "\(gpx)/track_with_speed.gpx", "--name", "mine", "--replace") as? [String: Any])
         XCTAssertEqual(replaced["imported"] as? [String], ["mine"])
         XCTAssertEqual(replaced["replaced"] as? [String], ["mine"])
         XCTAssertEqual(try points("mine"), 3)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: state + "/routes"), ["mine.gpx"])
+        let rows = try Fixture.run(try Consumer.require(Consumer.sqlite3), [state + "/routes.sqlite", "SELECT name, points FROM routes; SELECT count(*) FROM route_points"])
+        XCTAssertEqual(rows.stdout, "mine|3\n1\n", rows.stderr)
 
         // GeoJSON the same way; several routes: all named, none saved.
         let geojson = "\(state)/line.geojson"
@@ -457,15 +459,17 @@ final class RouteConformanceTests: XCTestCase {
         XCTAssertEqual(try points("mine"), 3)
     }
 
-    /// A route kept under the file name of an older naming ("a b" and "a_b"
-    /// once shared "a_b.gpx") is replaced in place: its old file goes.
+    /// A route kept as a GPX file by an older version (under the file name
+    /// of an older naming, too) is migrated into the route store: it is
+    /// there, replaced only with --replace, and its old file is kept aside.
     func testReplacingARouteKeptUnderAnOldFileName() throws {
         try FileManager.default.createDirectory(atPath: state + "/routes", withIntermediateDirectories: true)
         let old = RouteFormats.writeGPX([Route(name: "old name", kind: .track, segments: [[Waypoint(c(1, 1)), Waypoint(c(1, 2))]])], creator: "t")
         try Data(old).write(to: URL(fileURLWithPath: state + "/routes/old_name.gpx"))
         XCTAssertEqual(try pincer("loc.waypoints", "old name", "5,5 6,6 7,7").status, 1, "the old route is there")
         XCTAssertEqual(try pincer("loc.waypoints", "old name", "5,5 6,6 7,7", "--replace").status, 0)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: state + "/routes"), ["old_20name.gpx"])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: state + "/routes.migrated"), ["old_name.gpx"])
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state + "/routes.migrated/old_name.gpx")), Data(old))
         let routes = try XCTUnwrap(try result("loc.routes") as? [[String: Any]])
         XCTAssertEqual(routes.first { $0["name"] as? String == "old name" }?["points"] as? Int, 3)
     }

@@ -36,12 +36,14 @@ final class ShellTests: XCTestCase {
         // export prints the document itself, ready for a file.
         let exported = try pincer("run", "flags.export")
         XCTAssertEqual(Fixture.json(exported.stdout)["overrides"] as? [String: Bool], ["checkout": true])
-        // The menu shows the plugin-kept value with its details.
-        let menu = try pincer("menu", "flags")
+        // The menu shows the plugin-kept value with its details. The stored
+        // flags' entries are added when the plugin first reads its document
+        // (init only registers, issue 17): in a shell, after a flags command.
+        let menu = try pincer("shell", input: "run flags.get checkout\nmenu flags\n")
         XCTAssertTrue(menu.stdout.contains("[remote (true) false]  (remote: false, override: true, effective: true (override))"), menu.stdout)
-        let set = try pincer("set", "flags.checkout", "remote")
-        XCTAssertEqual(set.stdout, "flags.checkout = [(remote) true false]  (remote: false, override: -, effective: false (remote))\n")
-        let bad = try pincer("set", "flags.limit", "many")
+        let set = try pincer("shell", input: "run flags.get checkout --json\nset flags.checkout remote\n")
+        XCTAssertTrue(set.stdout.hasSuffix("\nflags.checkout = [(remote) true false]  (remote: false, override: -, effective: false (remote))\n"), set.stdout)
+        let bad = try pincer("shell", input: "run flags.get limit --json\nset flags.limit many\n")
         XCTAssertEqual(bad.status, 2)
         XCTAssertEqual(bad.stderr, "pincer: flag 'limit' is int: 'many' is not a 64-bit integer\n")
     }

@@ -6,7 +6,7 @@ import XCTest
 /// under umask 000 (where the defaults would give 0644 or 0666 files and
 /// 0755 directories): a flag registration (the settings store and its
 /// -wal/-shm), net.persist with entries imported into the log, loc.import
-/// (route files), and the REPL on a terminal (history).
+/// (the route store and its -wal/-shm), and the REPL on a terminal (history).
 final class StateFileModesTests: XCTestCase {
     func testEveryFileInTheStateDirectoryIsOwnerOnly() throws {
         let root = Fixture.temporaryDirectory("pincer-modes")
@@ -36,10 +36,9 @@ final class StateFileModesTests: XCTestCase {
             found[relative] = info.st_mode
         }
         // What the commands made: the test looks at each of them, and at anything else that appears.
-        for expected in ["settings.sqlite3", "settings.sqlite3-wal", "settings.sqlite3-shm", "network-log.ndjson", "history", "routes"] {
+        for expected in ["settings.sqlite3", "settings.sqlite3-wal", "settings.sqlite3-shm", "network-log.ndjson", "history", "routes.sqlite"] {
             XCTAssertNotNil(found[expected], "\(expected) was not made; found \(found.keys.sorted())")
         }
-        XCTAssertTrue(found.keys.contains { $0.hasPrefix("routes/") && $0.hasSuffix(".gpx") }, "no route file: \(found.keys.sorted())")
         var rootInfo = stat()
         XCTAssertEqual(stat(state, &rootInfo), 0)
         XCTAssertEqual(String(rootInfo.st_mode & 0o7777, radix: 8), "700", "the state directory")

@@ -21,13 +21,14 @@ final class AccessibilityAudit: PincerPlugin {
     static let section = "a11y"
 
     func register(with host: PluginHost) throws {
-        let switches = CheckSwitches(host: host)
+        // Init only registers: the stored switches are read by the first entry or command that needs them.
+        let switches = FirstUse { CheckSwitches(host: host) }
         try host.addSection(id: AccessibilityAudit.section, title: "Accessibility Audit", order: 330)
         for check in CheckID.allCases {
             try host.addPluginValueEntry(.toggle, id: check.rawValue, title: check.title, section: AccessibilityAudit.section,
                                          summary: check.summary,
-                                         read: { (switches.enabled.contains(check) ? "true" : "false", []) },
-                                         set: { value throws in try switches.set(check, on: value == "true") })
+                                         read: { (try switches.get().enabled.contains(check) ? "true" : "false", []) },
+                                         set: { value throws in try switches.get().set(check, on: value == "true") })
         }
         try AuditCommands(switches: switches).register(with: host)
     }

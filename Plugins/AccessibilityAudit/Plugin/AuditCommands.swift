@@ -6,7 +6,7 @@ import Glibc
 
 /// The a11y.* commands.
 struct AuditCommands {
-    let switches: CheckSwitches
+    let switches: FirstUse<CheckSwitches>
 
     func register(with host: PluginHost) throws {
         let switches = self.switches
@@ -26,7 +26,8 @@ struct AuditCommands {
                                 pass; the walk also stops at 100 levels and 5,000 elements, and the report says what was not \
                                 checked.
                                 """) { args in
-            let checks = try AuditCommands.checks(args[1].string, default: switches.enabled)
+            // The stored switches only when --checks does not say.
+            let checks = try AuditCommands.checks(args[1].string) { try switches.get().enabled }
             guard let minimum = Severity(rawValue: args[6].string) else {
                 throw CommandError.invalidArgument("--min_severity must be error, warning or note, not '\(args[6].string)'")
             }
@@ -84,7 +85,7 @@ struct AuditCommands {
         }
         try host.addCommand("checks() -> string", summary: "Every check, what it looks for, and whether it is switched on",
                             jsonResult: true) { _ in
-            let enabled = switches.enabled
+            let enabled = try switches.get().enabled
             return .string(JSON.array(CheckID.allCases.map { c in
                 .object([("check", .string(c.rawValue)), ("on", .bool(enabled.contains(c))), ("summary", .string(c.summary))])
             }).serialized())
@@ -93,8 +94,8 @@ struct AuditCommands {
 
     // MARK: helpers
 
-    static func checks(_ text: String, default fallback: Set<CheckID>) throws -> Set<CheckID> {
-        if text.isEmpty { return fallback }
+    static func checks(_ text: String, default fallback: () throws -> Set<CheckID>) throws -> Set<CheckID> {
+        if text.isEmpty { return try fallback() }
         if text == "all" { return Set(CheckID.allCases) }
         var checks = Set<CheckID>()
         for name in text.split(separator: ",") {

@@ -6,18 +6,20 @@ import Glibc
 
 /// The loc.* commands.
 struct LocationCommands {
-    let store: LocationStore
+    let store: FirstUse<LocationStore>
+    let routes: Routes
 
     func register(with host: PluginHost) throws {
-        let store = self.store
+        let state = self.store, routes = self.routes
         try host.addCommand("presets() -> string", summary: "Preset places (cities, edge cases) and places added with loc.add",
                             jsonResult: true) { _ in
-            .string(JSON.array(store.places().map(LocationCommands.json)).serialized())
+            .string(JSON.array(try state.get().places().map(LocationCommands.json)).serialized())
         }
         try host.addCommand("set(place: string, longitude: string = \"\") -> string",
                             summary: "Spoof a place: loc.set paris, or loc.set 48.8566 2.3522 (persisted)",
                             details: "With one argument, a preset or added place id (loc.presets). With two, latitude -90...90 and longitude -180...180 in degrees.",
                             changesState: true) { args in
+            let store = try state.get()
             if args[1].string.isEmpty {
                 guard let place = store.place(args[0].string) else {
                     throw LocError.notFound("no place '\(args[0].string)'; give an id from loc.presets, or latitude and longitude")
@@ -30,10 +32,11 @@ struct LocationCommands {
             return .string("spoofing \(c)")
         }
         try host.addCommand("off() -> string", summary: "Stop spoofing (persisted)", changesState: true) { _ in
-            try store.off()
+            try state.get().off()
             return .string("spoofing is off")
         }
         try host.addCommand("current() -> string", summary: "The current spoofed fix, or spoofing: false", jsonResult: true) { _ in
+            let store = try state.get()
             let s = store.snapshot
             guard s.spoofing, let fix = store.currentFix else { return .string(#"{"spoofing":false}"#) }
             var fields: [(String, JSON)] = [("spoofing", .bool(true)), ("source", .string(s.source))]
@@ -48,21 +51,24 @@ struct LocationCommands {
             }
             let c: Coordinate
             do throws(LocationError) { c = try Coordinate.validated(latitude: args[1].f64, longitude: args[2].f64) } catch { throw LocError.invalid(error.message) }
-            try store.add(Place(id: id, name: args[3].string.isEmpty ? id : args[3].string, coordinate: c, kind: .custom))
+            try state.get().add(Place(id: id, name: args[3].string.isEmpty ? id : args[3].string, coordinate: c, kind: .custom))
             return .string("added \(id) at \(c)")
         }
         try host.addCommand("remove(id: string) -> string", summary: "Remove a place added with loc.add", changesState: true) { args in
-            try store.remove(args[0].string.lowercased())
+            try state.get().remove(args[0].string.lowercased())
             return .string("removed \(args[0].string)")
         }
-        try host.addCommand("routes() -> string", summary: "Built-in scenarios and imported routes, with length and duration",
+        try host.addCommand("routes() -> string", summary: "Built-in scenarios and imported routes: length, duration, speed, bounds, time imported",
                             jsonResult: true) { _ in
-            .string(JSON.array(store.allRoutes.map { r in
-                let timeline = try? Timeline(route: r, options: PlaybackOptions())
-                return JSON.object([("name", .string(r.name)), ("kind", .string(r.kind.rawValue)),
-                                    ("points", .int(Int64(r.points.count))), ("segments", .int(Int64(r.segments.count))),
-                                    ("metres", timeline.map { .double(($0.length * 10).rounded() / 10) } ?? .null),
-                                    ("seconds", timeline.map { .double(($0.duration * 10).rounded() / 10) } ?? .null)])
+            // From the summaries kept beside the routes: no point is read.
+            .string(JSON.array(try routes.summaries().map { r in
+                JSON.object([("name", .string(r.name)), ("kind", .string(r.kind.rawValue)),
+                             ("points", .int(Int64(r.points))), ("segments", .int(Int64(r.segments))),
+                             ("metres", r.metres.map { .double(($0 * 10).rounded() / 10) } ?? .null),
+                             ("seconds", r.seconds.map { .double(($0 * 10).rounded() / 10) } ?? .null),
+                             ("speed", r.suggestedSpeed.map(JSON.double) ?? .null),
+                             ("bounds", r.bounds.map { .array([.double($0.south), .double($0.west), .double($0.north), .double($0.east)]) } ?? .null),
+                             ("imported", r.kind == .scenario ? .null : .string(ISOTime.format(r.created)))])
             }).serialized())
         }
         try host.addCommand("import(file: string, name: string = \"\", replace: bool = false) -> string",
@@ -82,7 +88,7 @@ struct LocationCommands {
                 routes[0].name = args[1].string
             }
             notes += LocationCommands.uniqueNames(&routes)
-            let replaced = try store.save(routes, replace: args[2].bool, hint: routes.count == 1 ? ", or --name to import it under another name" : "")
+            let replaced = try self.routes.save(routes, replace: args[2].bool, hint: routes.count == 1 ? ", or --name to import it under another name" : "")
             return .string(JSON.object([("imported", .array(routes.map { .string($0.name) })),
                                         ("replaced", .array(replaced.map(JSON.string))),
                                         ("points", .int(Int64(routes.reduce(0) { $0 + $1.points.count }))),
@@ -96,7 +102,7 @@ struct LocationCommands {
             do throws(LocationError) { route = try RouteFormats.parseWaypointList(args[1].string) } catch { throw LocError.invalid(error.message) }
             route.name = args[0].string
             if args[2].f64 > 0 { route.suggestedSpeed = args[2].f64 }
-            let replaced = try store.save([route], replace: args[3].bool, hint: "")
+            let replaced = try routes.save([route], replace: args[3].bool, hint: "")
             return .string("\(replaced.isEmpty ? "route" : "replaced route") \(route.name): \(route.points.count) waypoints")
         }
         try host.addCommand("export(route: string, file: string, playback: bool = false, speed: f64 = 0, interval: f64 = 0, distance: f64 = 0) -> string",
@@ -107,7 +113,7 @@ struct LocationCommands {
                                 --playback true, the fixes of one pass at --speed, --interval or --distance, their times \
                                 starting now and spaced by route time.
                                 """) { args in
-            guard let route = store.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
+            guard let route = try routes.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
             var out = route
             if args[2].bool {
                 let timeline = try LocationCommands.timeline(route, speed: args[3].f64, interval: args[4].f64, distance: args[5].f64)
@@ -149,7 +155,7 @@ struct LocationCommands {
                                 With --json every line is a JSON object: one per fix (latitude, longitude, altitude, course, \
                                 speed, horizontalAccuracy, timestamp, routeTime, simulated), then the shell's result object.
                                 """, changesState: true) { args in
-            guard let route = store.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
+            guard let route = try routes.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
             var options = try LocationCommands.options(speed: args[1].f64, interval: args[2].f64, distance: args[3].f64)
             options.loop = args[4].bool
             options.reverse = args[5].bool
@@ -157,6 +163,7 @@ struct LocationCommands {
             let timeline: Timeline
             do throws(LocationError) { timeline = try Timeline(route: route, options: options) } catch { throw LocError.invalid(error.message) }
             let player = Player(timeline: timeline, clock: SystemClock(), startTime: LocationStore.wallClock())
+            let store = try state.get()
             try store.set(route.points.first!.coordinate, name: route.name, source: "route")
             var count = 0
             let json = args.wantsJSON
@@ -174,32 +181,41 @@ struct LocationCommands {
             return .string("played \(route.name): \(count) fixes over \(Format.metres(timeline.length)), \(Format.seconds(timeline.duration)) of route time\(rate)")
         }
         try host.addCommand("pause() -> string", summary: "Pause the route an app is playing through pincer.location/1") { _ in
-            try store.withPlayer { (p: Player) throws(LocError) in p.pause() }
+            try LocationCommands.player(state) { (p: Player) throws(LocError) in p.pause() }
             return .string("paused")
         }
         try host.addCommand("resume() -> string", summary: "Resume the route an app is playing") { _ in
-            try store.withPlayer { (p: Player) throws(LocError) in p.resume() }
+            try LocationCommands.player(state) { (p: Player) throws(LocError) in p.resume() }
             return .string("resumed")
         }
         try host.addCommand("seek(seconds: f64) -> string", summary: "Move the route an app is playing to this many seconds from its start") { args in
-            let at = try store.withPlayer { (p: Player) throws(LocError) -> Double in
+            let at = try LocationCommands.player(state) { (p: Player) throws(LocError) -> Double in
                 p.seek(to: args[0].f64)
                 return p.routeTime
             }
             return .string("at \(NumberText.fixed(at, 1)) s")
         }
         try host.addCommand("stop() -> string", summary: "Stop the route an app is playing through pincer.location/1") { _ in
-            store.stopPlayer()
+            state.ifOpen?.stopPlayer()   // nothing plays in a process that never opened the store
             return .string("stopped")
         }
         try host.addCommand("map(route: string, file: string) -> string", summary: "Draw a route and its waypoints: file.svg or file.png") { args in
-            guard let route = store.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
+            guard let route = try routes.route(args[0].string) else { throw LocError.notFound("no route '\(args[0].string)' (see loc.routes)") }
             try PictureFile.write(svg: RouteMap.svg(route), to: args[1].string)
             return .string("wrote \(args[1].string)")
         }
     }
 
     // MARK: helpers
+
+    /// The route an app plays in this process; a process that never opened
+    /// the store plays none, and asking does not open it.
+    static func player<R>(_ state: FirstUse<LocationStore>, _ body: (Player) throws(LocError) -> R) throws(LocError) -> R {
+        guard let store = state.ifOpen else {
+            throw .notFound("no route is playing in this process (an app starts one with pincer.location/1 play)")
+        }
+        return try store.withPlayer(body)
+    }
 
     static func coordinate(_ lat: String, _ lon: String) throws -> Coordinate {
         guard let la = Double(lat), let lo = Double(lon) else {

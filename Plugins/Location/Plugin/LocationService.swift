@@ -3,12 +3,24 @@ import GeoRoutes
 
 /// The "pincer.location/1" table (SDK/include/pincer/location.h).
 final class LocationService: ServiceObject<pincer_location_service_t>, @unchecked Sendable {
-    let store: LocationStore
+    /// Opened by the first call that needs the location settings.
+    let state: FirstUse<LocationStore>
+    let routes: Routes
 
-    init(store: LocationStore) {
-        self.store = store
+    init(store: FirstUse<LocationStore>, routes: Routes) {
+        state = store
+        self.routes = routes
         super.init(table: LocationService.makeTable(), header: \.header)
     }
+
+    /// The store, opened now if this is the first use.
+    func store() throws(LocError) -> LocationStore {
+        do { return try state.get() } catch { throw .storage("could not open the location settings: \(error)") }
+    }
+
+    /// The store for a call that cannot report an error (never nil for a
+    /// settings document, whose unreadable text is set aside).
+    var opened: LocationStore? { try? state.get() }
 
     /// A C function and its context, carried into a Sendable closure; the
     /// subscriber promised in location.h that the context stays valid.
@@ -40,12 +52,12 @@ final class LocationService: ServiceObject<pincer_location_service_t>, @unchecke
     private static func makeTable() -> pincer_location_service_t {
         var t = pincer_location_service_t()
         t.header.version_minor = 0
-        t.is_spoofing = { ctx in LocationService.with(ctx) { $0.store.snapshot.spoofing } }
+        t.is_spoofing = { ctx in LocationService.with(ctx) { $0.opened?.snapshot.spoofing ?? false } }
         t.current = { ctx, out in
             LocationService.with(ctx) { s in
-                guard let out, let fix = s.store.currentFix else { return false }
+                guard let out, let store = s.opened, let fix = store.currentFix else { return false }
                 let size = Int(out.pointee.struct_size)
-                var c = LocationService.cFix(fix, moving: s.store.isPlaying)
+                var c = LocationService.cFix(fix, moving: store.isPlaying)
                 withUnsafeBytes(of: &c) { bytes in
                     UnsafeMutableRawPointer(out).copyMemory(from: bytes.baseAddress!, byteCount: min(size, bytes.count))
                 }
@@ -58,7 +70,7 @@ final class LocationService: ServiceObject<pincer_location_service_t>, @unchecke
                 s.perform { () throws(LocError) in
                     let c: Coordinate
                     do throws(LocationError) { c = try Coordinate.validated(latitude: latitude, longitude: longitude) } catch { throw .invalid(error.message) }
-                    try s.store.set(c, name: nil, source: "custom")
+                    try s.store().set(c, name: nil, source: "custom")
                 }
             }
         }
@@ -67,8 +79,9 @@ final class LocationService: ServiceObject<pincer_location_service_t>, @unchecke
                 guard let id else { return s.fail(PINCER_INVALID_ARGUMENT, "set_place: id is NULL") }
                 let name = String(cString: id)
                 return s.perform { () throws(LocError) in
-                    guard let place = s.store.place(name) else { throw .notFound("no place '\(name)' (see loc.presets)") }
-                    try s.store.set(place.coordinate, name: place.name, source: place.kind == .custom ? "custom" : "preset")
+                    let store = try s.store()
+                    guard let place = store.place(name) else { throw .notFound("no place '\(name)' (see loc.presets)") }
+                    try store.set(place.coordinate, name: place.name, source: place.kind == .custom ? "custom" : "preset")
                 }
             }
         }
@@ -78,11 +91,14 @@ final class LocationService: ServiceObject<pincer_location_service_t>, @unchecke
                 var options = PlaybackOptions()
                 options.rate = rate
                 options.loop = loop
-                return s.perform { () throws(LocError) in try s.store.play(String(cString: route), options: options) }
+                return s.perform { () throws(LocError) in
+                    let route = try s.routes.require(String(cString: route))
+                    try s.store().play(route, options: options)
+                }
             }
         }
-        t.stop = { ctx in LocationService.with(ctx) { s in s.store.stopPlayer(); return PINCER_OK } }
-        t.off = { ctx in LocationService.with(ctx) { s in s.perform { () throws(LocError) in try s.store.off() } } }
+        t.stop = { ctx in LocationService.with(ctx) { s in s.state.ifOpen?.stopPlayer(); return PINCER_OK } }
+        t.off = { ctx in LocationService.with(ctx) { s in s.perform { () throws(LocError) in try s.store().off() } } }
         t.subscribe = { ctx, fn, fnContext in
             LocationService.with(ctx) { s in
                 guard let fn else {
@@ -90,14 +106,17 @@ final class LocationService: ServiceObject<pincer_location_service_t>, @unchecke
                     return 0
                 }
                 let callback = Callback(fn: fn, context: fnContext)
-                let store = s.store
+                guard let store = s.opened else {
+                    _ = s.fail(PINCER_FAILED, "subscribe: the location settings could not be opened")
+                    return 0
+                }
                 return store.subscribe { fix in
                     var c = LocationService.cFix(fix, moving: store.isPlaying)
                     callback.fn(callback.context, &c)
                 }
             }
         }
-        t.unsubscribe = { ctx, token in LocationService.with(ctx) { $0.store.unsubscribe(token) } }
+        t.unsubscribe = { ctx, token in LocationService.with(ctx) { $0.state.ifOpen?.unsubscribe(token) } }
         t.last_error = { ctx in LocationService.with(ctx) { $0.errors.pointer } }
         return t
     }

@@ -16,11 +16,12 @@ struct LocError: StatusError {
     static func storage(_ m: String) -> LocError { LocError(status: PINCER_FAILED, message: m) }
 }
 
-/// Spoofing state, places, routes and the route being played. The fixed
-/// part (spoofing on/off, the current place, places the developer added) is
-/// one JSON document in the plugin's settings; imported routes are GPX files
-/// in the plugin's state directory. Subscribers are told of every new fix
-/// outside the lock.
+/// Spoofing state, places and the route being played. The fixed part
+/// (spoofing on/off, the current place, places the developer added) is one
+/// JSON document in the plugin's settings, read when the store is made (at
+/// the plugin's first use, never in init); imported routes are in the
+/// route store (`Routes`). Subscribers are told of every new fix outside
+/// the lock.
 final class LocationStore: @unchecked Sendable {
     struct Persisted: Sendable, Equatable {
         var spoofing = false
@@ -28,17 +29,15 @@ final class LocationStore: @unchecked Sendable {
         var currentName: String?
         var source = "off"
         var places: [Place] = []
-        /// The speed chosen with loc.waypoints --speed, by route name: GPX
-        /// has no place for it, so it is kept here beside the route's file.
+        /// Speeds chosen with loc.waypoints --speed when routes were GPX
+        /// files: read once, when the route store migrates those files, and
+        /// carried through unchanged (the route store keeps speeds now).
         var routeSpeeds: [String: Double] = [:]
     }
 
     private static let key = "state"
     let host: PluginHost
     private let state: Mutex<Persisted>
-    private let routes: Mutex<[String: Route]>
-    /// The file each imported route is kept in, by route name.
-    private let files = Mutex<[String: String]>([:])
     private let live = Mutex<(fix: Fix?, player: Player?, token: UInt64)>((nil, nil, 0))
     private let subscribers = Mutex<(next: UInt64, list: [(UInt64, @Sendable (Fix?) -> Void)])>((1, []))
 
@@ -46,10 +45,6 @@ final class LocationStore: @unchecked Sendable {
         self.host = host
         let loaded = host.storedDocument(LocationStore.key, what: "location settings") { text in LocationStore.decode(text) } ?? Persisted()
         state = Mutex(loaded)
-        var all: [String: Route] = [:]
-        for scenario in Scenarios.all { all[scenario.name] = scenario }
-        routes = Mutex(all)
-        loadImportedRoutes()
         if loaded.spoofing, let c = loaded.current {
             live.withLock { $0.fix = Fix(coordinate: c, altitude: nil, course: 0, speed: 0, horizontalAccuracy: 5, timestamp: LocationStore.wallClock()) }
         }
@@ -106,99 +101,12 @@ final class LocationStore: @unchecked Sendable {
         notify(nil)
     }
 
-    // MARK: routes
-
-    func route(_ name: String) -> Route? { routes.withLock { $0[name] } }
-    var allRoutes: [Route] { routes.withLock { Array($0.values) }.sorted { ($0.kind == .scenario ? 0 : 1, $0.name) < ($1.kind == .scenario ? 0 : 1, $1.name) } }
-
-    /// Adds routes (their names distinct) and keeps each as a GPX file in
-    /// the state directory. A route of the same name kept before is replaced
-    /// only with `replace`; otherwise nothing is saved and the error names
-    /// the routes (followed by `hint`). Returns the names replaced.
-    @discardableResult
-    func save(_ new: [Route], replace: Bool, hint: String) throws(LocError) -> [String] {
-        guard let dir = routeDirectory() else { throw .storage("the host gives this plugin no state directory, so routes cannot be kept") }
-        for route in new where Scenarios.named(route.name) != nil {
-            throw .invalid("'\(route.name)' is a built-in scenario; import under another --name")
-        }
-        let existing = routes.withLock { all in new.map(\.name).filter { all[$0] != nil } }
-        if !existing.isEmpty, !replace {
-            let list = existing.map { "'\($0)'" }.joined(separator: ", ")
-            throw .invalid("\(existing.count == 1 ? "route \(list) exists" : "routes \(list) exist") already; nothing was saved. Give --replace to replace \(existing.count == 1 ? "it" : "them")\(hint)")
-        }
-        for route in new {
-            let path = "\(dir)/\(LocationStore.fileName(route.name)).gpx"
-            do {
-                try TextFile.writeAtomically(to: path, mode: 0o600) { write in try write(RouteFormats.writeGPX([route], creator: "pincer loc")) }
-            } catch {
-                throw .storage("could not keep route '\(route.name)': \(error)")
-            }
-            // A route replaced may have been kept under another file name (an older naming).
-            let previous = files.withLock { f in
-                defer { f[route.name] = path }
-                return f[route.name]
-            }
-            if let previous, previous != path { unlink(previous) }
-        }
-        try change { s in for r in new { s.routeSpeeds[r.name] = r.suggestedSpeed } }
-        routes.withLock { all in for r in new { all[r.name] = r } }
-        return existing
-    }
-
-    private func routeDirectory() -> String? {
-        guard let base = host.stateDirectory else { return nil }
-        let dir = base + "/routes"
-        // Owner-only like the rest of the state directory (mkdir's mode is reduced by the umask, so set it after).
-        if mkdir(dir, 0o700) == 0 { chmod(dir, 0o700) }
-        return dir
-    }
-
-    private func loadImportedRoutes() {
-        guard let dir = routeDirectory(), let handle = opendir(dir) else { return }
-        defer { closedir(handle) }
-        var found: [(route: Route, path: String)] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasSuffix(".gpx") else { continue }
-            let path = "\(dir)/\(name)"
-            do {
-                let bytes = try TextFile.readBytes(path)
-                found += try RouteFormats.readGPX(bytes).routes.map { ($0, path) }
-            } catch {
-                host.log(.warning, "route file \(path) could not be read and is skipped: \(error)")
-            }
-        }
-        let speeds = snapshot.routeSpeeds
-        routes.withLock { all in
-            for var r in found {
-                r.route.suggestedSpeed = speeds[r.route.name]
-                all[r.route.name] = r.route
-            }
-        }
-        files.withLock { f in for r in found { f[r.route.name] = r.path } }
-    }
-
-    /// The file name a route is kept under: ASCII letters, digits and '-'
-    /// as they are, every other byte of the UTF-8 name as _XX (hex), so that
-    /// two names never share a file ("a b" and "a_b" once did).
-    static func fileName(_ name: String) -> String {
-        var out = ""
-        for byte in name.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
-                out.append(Character(Unicode.Scalar(byte)))
-            default:
-                let hex = Array("0123456789ABCDEF")
-                out += "_" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
-            }
-        }
-        return out.isEmpty ? "_" : out
-    }
+    // MARK: playing
 
     /// Plays `route` on a background thread against the system clock,
     /// publishing each fix as it falls due.
-    func play(_ name: String, options: PlaybackOptions) throws(LocError) {
-        guard let route = route(name) else { throw .notFound("no route '\(name)' (routes: \(allRoutes.map(\.name).joined(separator: ", ")))") }
+    func play(_ route: Route, options: PlaybackOptions) throws(LocError) {
+        let name = route.name
         let timeline: Timeline
         do throws(LocationError) { timeline = try Timeline(route: route, options: options) } catch { throw .invalid(error.message) }
         let player = Player(timeline: timeline, clock: SystemClock(), startTime: LocationStore.wallClock())

@@ -6,7 +6,7 @@ import Glibc
 
 /// The l10n.* commands.
 struct L10nCommands {
-    let store: L10nStore
+    let store: FirstUse<L10nStore>
     let service: L10nService
 
     func register(with host: PluginHost) throws {
@@ -18,7 +18,7 @@ struct L10nCommands {
                                 unchanged because a transform would have changed its placeholders. --key and --table feed \
                                 the keys mode. Modes: \(PseudoModes.named.map(\.name).joined(separator: ", ")), all, none.
                                 """, jsonResult: true) { args in
-            let settings = store.settings
+            let settings = try store.get().settings
             let modes = try L10nCommands.modes(args[3].string, default: settings.modes)
             let key = args[1].string.isEmpty ? nil : args[1].string
             let table = args[2].string.isEmpty ? L10nSettings.defaultTable : args[2].string
@@ -37,11 +37,11 @@ struct L10nCommands {
                                 Prints {"input","output","format","locale","strings","transformed","unchanged":[...]}.
                                 """, changesState: true, jsonResult: true) { args in
             try L10nCommands.catalog(input: args[0].string, output: args[1].string, modes: args[2].string,
-                                     locale: args[3].string, inPlace: args[4].bool, settings: store.settings)
+                                     locale: args[3].string, inPlace: args[4].bool, settings: try store.get().settings)
         }
         try host.addCommand("modes() -> string", summary: "Each mode, whether it is on, and the other settings",
                             jsonResult: true) { _ in
-            let s = store.settings
+            let s = try store.get().settings
             return .string(JSON.object([
                 ("modes", .array(PseudoModes.named.map { mode, name in
                     .object([("mode", .string(name)), ("on", .bool(s.modes.contains(mode))),
@@ -64,11 +64,11 @@ struct L10nCommands {
             case "off", "false", "0", "no": on = false
             default: throw L10nError.invalid("state must be on or off, not '\(args[1].string)'")
             }
-            try store.set(mode, on: on)
-            return .string("\(args[0].string.lowercased()) \(on ? "on" : "off"); enabled: \(L10nCommands.describe(store.settings.modes))")
+            try store.get().set(mode, on: on)
+            return .string("\(args[0].string.lowercased()) \(on ? "on" : "off"); enabled: \(L10nCommands.describe(try store.get().settings.modes))")
         }
         try host.addCommand("off() -> string", summary: "Turn every mode (and the mirrored layout) off", changesState: true) { _ in
-            try store.turnEverythingOff()
+            try store.get().turnEverythingOff()
             return .string("every mode is off")
         }
         try host.addCommand("tables(list: string = \"\") -> string",
@@ -77,9 +77,9 @@ struct L10nCommands {
                             changesState: true) { args in
             if !args[0].string.isEmpty {
                 let tables = L10nCommands.tables(from: args[0].string)
-                try store.change { $0.tables = tables }
+                try store.get().change { $0.tables = tables }
             }
-            return .string(store.settings.tables.joined(separator: ","))
+            return .string(try store.get().settings.tables.joined(separator: ","))
         }
         try host.addCommand("check(catalog: string, translation: string = \"\") -> string",
                             summary: "Fail when a translation breaks placeholders; list each problem",

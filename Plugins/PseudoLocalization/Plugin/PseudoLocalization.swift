@@ -27,32 +27,33 @@ final class PseudoLocalization: PincerPlugin {
     ]
 
     func register(with host: PluginHost) throws {
-        let store = L10nStore(host: host)
+        // Init only registers: the stored settings are read by the first entry, command or service call.
+        let store = FirstUse { L10nStore(host: host) }
         let service = L10nService(store: store)
         self.service = service
         try host.addSection(id: PseudoLocalization.section, title: "Pseudo-localisation", order: 320)
         for (mode, name) in PseudoModes.named {
             try host.addPluginValueEntry(.toggle, id: name, title: PseudoLocalization.title(name), section: PseudoLocalization.section,
                                          summary: PseudoLocalization.summaries[name],
-                                         read: { (store.settings.modes.contains(mode) ? "true" : "false", []) },
-                                         set: { value throws in try store.set(mode, on: value == "true") })
+                                         read: { (try store.get().settings.modes.contains(mode) ? "true" : "false", []) },
+                                         set: { value throws in try store.get().set(mode, on: value == "true") })
         }
         try host.addPluginValueEntry(.choice, id: "accent-map", title: "Accent map", section: PseudoLocalization.section,
                                      summary: "full: every letter; consonants: vowels stay, easier to read",
                                      choices: AccentMap.allCases.map(\.rawValue),
-                                     read: { (store.settings.accentMap.rawValue, []) },
+                                     read: { (try store.get().settings.accentMap.rawValue, []) },
                                      set: { value throws in
                                          guard let map = AccentMap(rawValue: value) else { throw L10nError.invalid("unknown accent map '\(value)'") }
-                                         try store.change { $0.accentMap = map }
+                                         try store.get().change { $0.accentMap = map }
                                      })
         try host.addPluginValueEntry(.toggle, id: "layout-rtl", title: "Mirror layout (right to left)", section: PseudoLocalization.section,
                                      summary: "Read by the app (layout_right_to_left) to lay its UI out right to left",
-                                     read: { (store.settings.layoutRightToLeft ? "true" : "false", []) },
-                                     set: { value throws in try store.change { $0.layoutRightToLeft = value == "true" } })
+                                     read: { (try store.get().settings.layoutRightToLeft ? "true" : "false", []) },
+                                     set: { value throws in try store.get().change { $0.layoutRightToLeft = value == "true" } })
         try host.addPluginValueEntry(.text, id: "tables", title: "Tables", section: PseudoLocalization.section,
                                      summary: "Tables whose strings are transformed, comma-separated (Localizable always is)",
-                                     read: { (store.settings.tables.joined(separator: ","), []) },
-                                     set: { value throws in try store.change { $0.tables = L10nCommands.tables(from: value) } })
+                                     read: { (try store.get().settings.tables.joined(separator: ","), []) },
+                                     set: { value throws in try store.get().change { $0.tables = L10nCommands.tables(from: value) } })
         try host.addAction(id: "off", title: "Turn everything off", command: "off", section: PseudoLocalization.section)
         try L10nCommands(store: store, service: service).register(with: host)
         try host.publishService(PINCER_L10N_SERVICE_ID, table: UnsafeRawPointer(service.table))
