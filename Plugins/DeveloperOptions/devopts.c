@@ -767,6 +767,7 @@ static const pincer_plugin_t g_plugin = {
     &g_state,                                                         /* context */
     devopts_init,
     devopts_shutdown,
+    NULL,                                                             /* sync_entries (ABI 1.5) */
 };
 
 PINCER_EXTERN_C PINCER_EXPORT const pincer_plugin_t *pincer_plugin_entry(uint32_t host_abi_major,

@@ -6,7 +6,8 @@ import PincerPluginKit
 
 let export = PluginExport(PluginMetadata(
     id: "dev.pincer.flags", shortName: "flags", name: "Feature Flags", version: "1.0.0",
-    summary: "Typed feature flags with local overrides, a master switch and resolution reasons")) { FeatureFlags() }
+    summary: "Typed feature flags with local overrides, a master switch and resolution reasons",
+    entriesFollowState: true)) { FeatureFlags() }
 
 @_cdecl("pincer_plugin_entry")
 public func pincerPluginEntry(_ hostMajor: UInt32, _ hostMinor: UInt32) -> UnsafeRawPointer? {
@@ -16,6 +17,7 @@ public func pincerPluginEntry(_ hostMajor: UInt32, _ hostMinor: UInt32) -> Unsaf
 final class FeatureFlags: PincerPlugin {
     static let section = "flags"
     private var service: FlagsService?
+    private var store: FirstUse<FlagStore>?
 
     func register(with host: PluginHost) throws {
         // Init only registers, the same entries every run: the flags'
@@ -44,6 +46,7 @@ final class FeatureFlags: PincerPlugin {
         }
         let service = FlagsService(store: store, readers: readers)
         self.service = service
+        self.store = store
         try host.addSection(id: FeatureFlags.section, title: "Feature Flags", order: 610)
         try host.addPluginValueEntry(.toggle, id: "overrides-enabled", title: "Overrides enabled", section: FeatureFlags.section,
                                      summary: "Off: every flag reads its remote value; overrides are kept for later",
@@ -55,6 +58,10 @@ final class FeatureFlags: PincerPlugin {
         try FlagCommands(store: store).register(with: host)
         try host.publishService(PINCER_FLAGS_SERVICE_ID, table: UnsafeRawPointer(service.table))
     }
+
+    /// The host wants every entry (the menu, `pincer set flags.x`): opening
+    /// the store adds one per stored flag.
+    func syncEntries() throws { _ = try store?.get() }
 
     /// One entry per flag: bool flags choose between remote, true and false;
     /// the others take text, where "remote" clears the override.

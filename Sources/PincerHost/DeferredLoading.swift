@@ -26,8 +26,9 @@ final class DeferredPlugin: @unchecked Sendable {
     /// browser), so loading the publisher loads it too.
     let services: [String]
     let usesServices: [String]
-    /// Its init read its settings, so its entries may differ from the scan's.
-    let registersFromSettings: Bool
+    /// Its entries follow what is stored (its init read its settings, or it
+    /// has sync_entries): it is loaded before the host lists entries.
+    let entriesFollowState: Bool
     weak var host: Host?
     /// Recursive: a plugin's init may look up the service of another
     /// deferred plugin, whose init may in turn reach this one.
@@ -39,8 +40,8 @@ final class DeferredPlugin: @unchecked Sendable {
     /// `changed` callback): setting one loads the plugin; others need not.
     var entriesCallingBack: Set<String> = []
 
-    init(info: PluginInfo, key: FileKey, services: [String], usesServices: [String], registersFromSettings: Bool, host: Host) {
-        self.registersFromSettings = registersFromSettings
+    init(info: PluginInfo, key: FileKey, services: [String], usesServices: [String], entriesFollowState: Bool, host: Host) {
+        self.entriesFollowState = entriesFollowState
         self.info = info
         self.key = key
         self.services = services
@@ -165,7 +166,7 @@ extension Host {
         let info = PluginInfo(id: i.id, shortName: i.shortName, name: i.name, version: i.version, summary: i.summary,
                               abiMajor: i.abiMajor, abiMinor: i.abiMinor, path: path)
         let plugin = DeferredPlugin(info: info, key: key, services: scanned.services, usesServices: scanned.usesServices,
-                                    registersFromSettings: scanned.registersFromSettings, host: self)
+                                    entriesFollowState: scanned.registersFromSettings || scanned.syncsEntries, host: self)
         var commands: [Command] = []
         for c in scanned.commands {
             guard let signature = try? Signature.parse(c.signature) else {

@@ -137,17 +137,35 @@ public final class Host: @unchecked Sendable {
         return lock.withLock { commandTable[name] }
     }
 
+    /// An entry by full id. One the host does not know, under the prefix
+    /// of a plugin whose entries follow its state, asks that plugin for
+    /// them (loading it first if it is known from the registry only).
     public func entry(id: String) -> Entry? {
         if let entry = lock.withLock({ entryTable[id] }) { return entry }
-        guard loadOwner(of: id) else { return nil }
+        let loaded = loadOwner(of: id)
+        let synced = syncOwner(of: id)
+        guard loaded || synced else { return nil }
         return lock.withLock { entryTable[id] }
     }
 
-    /// Every entry. Plugins whose init reads their settings (their entries
-    /// follow what is stored, as one per feature flag) are loaded first.
+    /// Every entry. Plugins whose entries follow what is stored (one per
+    /// feature flag: sync_entries, or an init that read settings) are
+    /// loaded and asked for them first.
     public var entries: [Entry] {
-        for plugin in deferredPlugins where plugin.registersFromSettings && plugin.isPending { try? plugin.load() }
+        for plugin in deferredPlugins where plugin.entriesFollowState && plugin.isPending { try? plugin.load() }
+        for runtime in lock.withLock({ runtimes.filter(\.needsSync) }) { runtime.syncEntries() }
         return lock.withLock { entryOrder.compactMap { entryTable[$0] } }
+    }
+
+    /// The entries registered so far, asking no plugin for more.
+    var registeredEntries: [Entry] { lock.withLock { entryOrder.compactMap { entryTable[$0] } } }
+
+    private func syncOwner(of name: String) -> Bool {
+        guard let dot = name.firstIndex(of: ".") else { return false }
+        let prefix = name[..<dot]
+        guard let runtime = lock.withLock({ runtimes.first { $0.info.shortName == prefix } }), runtime.needsSync else { return false }
+        runtime.syncEntries()
+        return true
     }
 
     private func loadOwner(of name: String) -> Bool {
@@ -521,6 +539,7 @@ public final class Host: @unchecked Sendable {
             scanned.services = serviceTable.filter { $0.value.owner == info.id }.map(\.key).sorted()
             scanned.usesServices = serviceUses[info.id] ?? []
             scanned.registersFromSettings = settingsUsers.contains(info.id)
+            scanned.syncsEntries = runtimes.first { $0.info.id == info.id }?.syncsEntries ?? false
         }
         scanned.topics = events.topics(owner: info.id)
         return scanned

@@ -114,7 +114,7 @@ extension Host {
         // be read before struct_size is known to cover the rest.
         let head = UnsafeRawPointer(record).assumingMemoryBound(to: UInt32.self)
         let magic = head[0], major = head[1], minor = head[2], size = head[3]
-        let v1Size = UInt32(MemoryLayout<pincer_plugin_t>.size)
+        let v1Size = UInt32(MemoryLayout<pincer_plugin_t>.offset(of: \.sync_entries)!)
         let facts = "(magic 0x\(hex(magic)), abi \(major).\(minor), struct_size \(size))"
         func refuse(_ why: String, id: String? = nil) -> Result<PluginInfo, PluginFailure> {
             .failure(PluginFailure(path: path, pluginID: id, reason: why))

@@ -193,6 +193,8 @@ struct ScannedPlugin: Sendable {
     var usesServices: [String] = []
     /// Its init used its settings: what it registers may follow what is stored.
     var registersFromSettings = false
+    /// Its record has sync_entries (ABI 1.5): more entries come when its state opens.
+    var syncsEntries = false
 
     init(info: PluginInfo) { self.info = info }
 
@@ -215,6 +217,7 @@ struct ScannedPlugin: Sendable {
             })),
             ("services", .array(services.map(JSON.string))), ("topics", .array(topics.map(JSON.string))),
             ("uses_services", .array(usesServices.map(JSON.string))), ("registers_from_settings", .bool(registersFromSettings)),
+            ("syncs_entries", .bool(syncsEntries)),
         ])
     }
 
@@ -237,6 +240,7 @@ struct ScannedPlugin: Sendable {
         self.topics = topics
         self.usesServices = uses
         registersFromSettings = j["registers_from_settings"]?.boolValue ?? true
+        syncsEntries = j["syncs_entries"]?.boolValue ?? true
         for s in sectionList {
             guard let sid = s["id"]?.stringValue, let title = s["title"]?.stringValue,
                   let order = s["order"]?.int64Value.flatMap({ Int32(exactly: $0) }) else { return nil }

@@ -77,16 +77,41 @@ final class PluginRuntime: @unchecked Sendable {
     /// Set once the plugin's shutdown has returned: a thread it left behind
     /// may still call the table, and its settings calls must not land.
     private var hasShutDown = false
+    /// Whether the record has sync_entries (ABI 1.5), called or not.
+    let syncsEntries: Bool
+    /// pincer_plugin_t.sync_entries (ABI 1.5), until the host has called it once.
+    private var pendingSync: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<pincer_call_t>?) -> pincer_status_t)?
 
     init(info: PluginInfo, record: UnsafePointer<pincer_plugin_t>, host: Host) {
         self.info = info
         self.record = record
         self.host = host
+        let sync = record.pointee.struct_size >= UInt32(MemoryLayout<pincer_plugin_t>.size) ? record.pointee.sync_entries : nil
+        pendingSync = sync
+        syncsEntries = sync != nil
         table.initialize(to: PluginRuntime.makeTable())
         // Retained for the life of the process, like the library itself.
         table.pointee.host_data = Unmanaged.passRetained(self).toOpaque()
         // Lives as long as the table (never freed, like the library).
         table.pointee.state_directory = UnsafePointer(strdup(host.options.stateDirectory))
+    }
+
+    /// Whether the plugin has entries that follow its state and has not yet been asked for them.
+    var needsSync: Bool { errorLock.withLock { pendingSync != nil } }
+
+
+    /// Calls sync_entries once (entry.h); later calls do nothing.
+    func syncEntries() {
+        guard let sync = errorLock.withLock({ () -> (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<pincer_call_t>?) -> pincer_status_t)? in
+            defer { pendingSync = nil }
+            return pendingSync
+        }) else { return }
+        gate.lock()
+        let (status, reply) = Reply.collect { sync(record.pointee.context, $0) }
+        gate.unlock()
+        if status != PINCER_OK {
+            host?.log(.warning, plugin: info.id, "sync_entries failed (\(Status.name(status))): \(reply.failure ?? "no message"); its entries are those registered so far")
+        }
     }
 
     static func from(_ table: UnsafePointer<pincer_host_t>?) -> PluginRuntime? {

@@ -11,13 +11,17 @@ public struct PluginMetadata: Sendable {
     public let name: String
     public let version: String
     public let summary: String
+    /// The plugin adds entries that follow its stored state in
+    /// `syncEntries()` (pincer_plugin_t.sync_entries, ABI 1.5).
+    public let entriesFollowState: Bool
 
-    public init(id: String, shortName: String, name: String, version: String, summary: String = "") {
+    public init(id: String, shortName: String, name: String, version: String, summary: String = "", entriesFollowState: Bool = false) {
         self.id = id
         self.shortName = shortName
         self.name = name
         self.version = version
         self.summary = summary
+        self.entriesFollowState = entriesFollowState
     }
 }
 
@@ -27,10 +31,14 @@ public protocol PincerPlugin: AnyObject {
     func register(with host: PluginHost) throws
     /// Called once when the host shuts down. The default does nothing.
     func shutdown()
+    /// For `entriesFollowState` plugins: open the state and add the entries
+    /// that follow it (entry.h, sync_entries). The default does nothing.
+    func syncEntries() throws
 }
 
 extension PincerPlugin {
     public func shutdown() {}
+    public func syncEntries() throws {}
 }
 
 /// Owns a plugin's C entry record for the life of the process. Keep one in a
@@ -82,6 +90,18 @@ public final class PluginExport: @unchecked Sendable {
             let export = Unmanaged<PluginExport>.fromOpaque(context).takeUnretainedValue()
             export.instance?.shutdown()
             export.instance = nil
+        }
+        if metadata.entriesFollowState {
+            p.sync_entries = { context, reply in
+                guard let context else { return PINCER_INVALID_ARGUMENT }
+                let export = Unmanaged<PluginExport>.fromOpaque(context).takeUnretainedValue()
+                do { try export.instance?.syncEntries() } catch {
+                    let failure = CommandError(error)
+                    failure.message.withCString { reply?.pointee.fail(reply, $0) }
+                    return failure.status
+                }
+                return PINCER_OK
+            }
         }
         r.initialize(to: p)
         record = UnsafePointer(r)

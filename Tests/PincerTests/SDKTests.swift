@@ -35,7 +35,8 @@ final class SDKTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<pincer_plugin_t>.offset(of: \.struct_size), 12)
         XCTAssertEqual(MemoryLayout<pincer_plugin_t>.offset(of: \.id), 16)
         XCTAssertEqual(MemoryLayout<pincer_plugin_t>.offset(of: \.shutdown), 72)
-        XCTAssertEqual(MemoryLayout<pincer_plugin_t>.size, 80)
+        XCTAssertEqual(MemoryLayout<pincer_plugin_t>.offset(of: \.sync_entries), 80) // 1.5
+        XCTAssertEqual(MemoryLayout<pincer_plugin_t>.size, 88)
         XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.log), 40)
         XCTAssertEqual(MemoryLayout<pincer_host_t>.offset(of: \.last_error), 128)
         // 1.1 appended update_entry.

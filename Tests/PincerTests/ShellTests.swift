@@ -37,13 +37,13 @@ final class ShellTests: XCTestCase {
         let exported = try pincer("run", "flags.export")
         XCTAssertEqual(Fixture.json(exported.stdout)["overrides"] as? [String: Bool], ["checkout": true])
         // The menu shows the plugin-kept value with its details. The stored
-        // flags' entries are added when the plugin first reads its document
-        // (init only registers, issue 17): in a shell, after a flags command.
-        let menu = try pincer("shell", input: "run flags.get checkout\nmenu flags\n")
+        // flags' entries come from sync_entries (init only registers): the
+        // host asks for them before listing the menu or when an id is unknown.
+        let menu = try pincer("menu", "flags")
         XCTAssertTrue(menu.stdout.contains("[remote (true) false]  (remote: false, override: true, effective: true (override))"), menu.stdout)
-        let set = try pincer("shell", input: "run flags.get checkout --json\nset flags.checkout remote\n")
-        XCTAssertTrue(set.stdout.hasSuffix("\nflags.checkout = [(remote) true false]  (remote: false, override: -, effective: false (remote))\n"), set.stdout)
-        let bad = try pincer("shell", input: "run flags.get limit --json\nset flags.limit many\n")
+        let set = try pincer("set", "flags.checkout", "remote")
+        XCTAssertEqual(set.stdout, "flags.checkout = [(remote) true false]  (remote: false, override: -, effective: false (remote))\n")
+        let bad = try pincer("set", "flags.limit", "many")
         XCTAssertEqual(bad.status, 2)
         XCTAssertEqual(bad.stderr, "pincer: flag 'limit' is int: 'many' is not a 64-bit integer\n")
     }
@@ -200,7 +200,7 @@ final class ShellTests: XCTestCase {
         XCTAssertEqual(ids, ["dev.pincer.a11y", "dev.pincer.database", "com.example.devoptions", "dev.pincer.flags", "dev.pincer.l10n", "dev.pincer.location", "dev.pincer.net", "dev.pincer.servers", "dev.pincer.sysinfo"])
         XCTAssertEqual((p["failed"] as? [Any])?.count, 0)
         let first = (p["plugins"] as! [[String: Any]]).first { $0["id"] as? String == "com.example.devoptions" }!
-        XCTAssertEqual(first["abi"] as? String, "1.4")
+        XCTAssertEqual(first["abi"] as? String, "1.5")
         XCTAssertTrue((first["path"] as? String)?.hasSuffix("libpincer-plugin-devopts.so") == true)
 
         let commands = Fixture.json(try pincer("commands", "--json").stdout)["commands"] as! [[String: Any]]

@@ -2138,6 +2138,7 @@ static const pincer_plugin_t g_plugin = {
     &g_plugin_state,                                           /* context */
     csv_init,
     csv_shutdown,
+    NULL,                                                      /* sync_entries (ABI 1.5) */
 };
 
 PINCER_EXTERN_C PINCER_EXPORT const pincer_plugin_t *pincer_plugin_entry(uint32_t host_abi_major,

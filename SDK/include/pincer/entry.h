@@ -94,6 +94,23 @@ typedef struct pincer_plugin {
      * failed: init must undo its own work before returning failure.
      * Optional (NULL). */
     void (*shutdown)(void *context);
+
+    /* --- ABI 1.5 (check struct_size before the host reads it) --- */
+
+    /* Optional (NULL). For a plugin whose entries follow what is stored
+     * (one entry per stored feature flag): init registers only the fixed
+     * entries, and this callback opens the state and adds the rest with
+     * add_entry (or changes them with update_entry). The host calls it at
+     * most once, on the thread that needs the entries, serialised with the
+     * plugin's other callbacks, before it first lists every entry (the
+     * menu, a search, completion) or looks up an entry id of this plugin it
+     * does not know (`pincer set flags.checkout true` in a fresh process).
+     * Afterwards the plugin keeps its entries current itself. Return
+     * PINCER_OK, or call reply->fail(reply, why) and return another status:
+     * the host logs the message and lists the entries registered so far.
+     * The registry (see init) records that the slot is set, so the shell
+     * loads such a plugin before it lists entries. */
+    pincer_status_t (*sync_entries)(void *context, pincer_call_t *reply);
 } pincer_plugin_t;
 
 /* The exported entry function's type and name. */

@@ -243,7 +243,7 @@ static pincer_status_t init(void *context, const pincer_host_t *host, pincer_cal
 static const pincer_plugin_t plugin = {
     PINCER_PLUGIN_MAGIC, PINCER_ABI_MAJOR, PINCER_ABI_MINOR, sizeof(pincer_plugin_t),
     "test.counter", "counter", "Counter", "1.0.0", "Counters kept with settings_update",
-    NULL, init, NULL,
+    NULL, init, NULL, NULL, /* sync_entries (ABI 1.5) */
 };
 
 PINCER_EXTERN_C PINCER_EXPORT const pincer_plugin_t *pincer_plugin_entry(uint32_t major, uint32_t minor);

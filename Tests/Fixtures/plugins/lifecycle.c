@@ -32,7 +32,7 @@ static void plugin_shutdown(void *context)
 static const pincer_plugin_t plugin = {
     PINCER_PLUGIN_MAGIC, PINCER_ABI_MAJOR, PINCER_ABI_MINOR, sizeof(pincer_plugin_t),
     "com.example.lifecycle", "lifecycle", "Lifecycle", "1.0.0", "Counts init and shutdown calls",
-    NULL, init, plugin_shutdown,
+    NULL, init, plugin_shutdown, NULL, /* sync_entries (ABI 1.5) */
 };
 
 PINCER_EXTERN_C PINCER_EXPORT const pincer_plugin_t *pincer_plugin_entry(uint32_t major, uint32_t minor);

@@ -52,7 +52,7 @@ static void plugin_shutdown(void *context)
 static const pincer_plugin_t plugin = {
     PINCER_PLUGIN_MAGIC, PINCER_ABI_MAJOR, PINCER_ABI_MINOR, sizeof(pincer_plugin_t),
     "com.example.stuck", "stuck", "Stuck", "1.0.0", "A command that blocks on a pipe",
-    NULL, init, plugin_shutdown,
+    NULL, init, plugin_shutdown, NULL, /* sync_entries (ABI 1.5) */
 };
 
 PINCER_EXTERN_C PINCER_EXPORT const pincer_plugin_t *pincer_plugin_entry(uint32_t major, uint32_t minor);
