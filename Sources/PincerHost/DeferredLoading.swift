@@ -102,11 +102,11 @@ extension Host {
     @discardableResult
     public func loadAllUsingRegistry() -> Int {
         let before = failures.count
-        let candidates = candidateFiles().map { (shown: $0.shown, key: $0.canonical) }
+        let candidates = candidateFiles().map { (shown: $0.shown, key: $0.canonical, stat: $0.key) }
         let stateDirectory = options.stateDirectory
         let cached = PluginRegistry.read(stateDirectory: stateDirectory)
         var records: [RegistryRecord?] = candidates.map { c in
-            guard let now = FileKey.current(c.key), let record = cached[c.key], record.key.sameStat(as: now) else { return nil }
+            guard let record = cached[c.key], let now = c.stat ?? FileKey.current(c.key), record.key.sameStat(as: now) else { return nil }
             return record
         }
         var missing = candidates.indices.filter { records[$0] == nil }.map { candidates[$0].key }

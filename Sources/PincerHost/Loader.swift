@@ -15,18 +15,33 @@ extension Host {
     /// (a directory contributes its *.so files in name order, a file itself).
     public func pluginCandidates() -> [String] { candidateFiles().map(\.shown) }
 
-    /// The candidates with their canonical paths (what duplicates and the
-    /// registry are keyed by). A directory is resolved once, and a file in
-    /// it only when it is a symbolic link: one lstat a file, not realpath's
-    /// walk of every component.
-    func candidateFiles() -> [(shown: String, canonical: String)] {
-        var files: [(shown: String, canonical: String)] = []
+    struct Candidate {
+        /// As the user gave it (a directory's path joined with the name).
+        var shown: String
+        /// What duplicates and the registry are keyed by.
+        var canonical: String
+        /// The file's identity, when the listing already stat'ed it.
+        var key: FileKey?
+    }
+
+    /// The candidates with their canonical paths. A directory is resolved
+    /// once and each file in it stat'ed relative to it (fstatat), resolved
+    /// further only when it is a symbolic link: one system call a file, not
+    /// realpath's walk of every component and another stat.
+    func candidateFiles() -> [Candidate] {
+        var files: [Candidate] = []
         func addDirectory(_ dir: String, _ accept: (String) -> Bool) {
             let resolved = Host.canonical(dir)
+            let fd = open(resolved, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            defer { if fd >= 0 { close(fd) } }
             for name in Host.listDirectory(dir) where accept(name) {
                 var st = stat()
-                let isLink = lstat("\(resolved)/\(name)", &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
-                files.append(("\(dir)/\(name)", isLink ? Host.canonical("\(resolved)/\(name)") : "\(resolved)/\(name)"))
+                let path = "\(resolved)/\(name)"
+                if fd >= 0, fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) != S_IFLNK {
+                    files.append(Candidate(shown: "\(dir)/\(name)", canonical: path, key: FileKey(path: path, stat: st)))
+                } else {
+                    files.append(Candidate(shown: "\(dir)/\(name)", canonical: Host.canonical(path), key: nil))
+                }
             }
         }
         if let dir = options.builtinDirectory {
@@ -37,7 +52,7 @@ extension Host {
             if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
                 addDirectory(path) { $0.hasSuffix(".so") }
             } else {
-                files.append((path, Host.canonical(path)))
+                files.append(Candidate(shown: path, canonical: Host.canonical(path), key: nil))
             }
         }
         var seen = Set<String>()

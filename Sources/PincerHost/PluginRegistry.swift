@@ -33,6 +33,7 @@ public enum PluginRegistry {
               doc["format"]?.stringValue == format, doc["version"]?.int64Value == version,
               doc["host"]?.stringValue == hostTag, let list = doc["plugins"]?.arrayValue else { return [:] }
         var records: [String: RegistryRecord] = [:]
+        records.reserveCapacity(list.count)
         for item in list { if let r = RegistryRecord(json: item) { records[r.key.path] = r } }
         return records
     }
@@ -112,10 +113,23 @@ struct FileKey: Sendable, Equatable {
     static func current(_ path: String) -> FileKey? {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
-        return FileKey(path: path, size: Int64(st.st_size),
-                       modified: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
-                       changed: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec),
-                       inode: UInt64(st.st_ino), buildID: nil)
+        return FileKey(path: path, stat: st)
+    }
+
+    init(path: String, size: Int64, modified: Int64, changed: Int64, inode: UInt64, buildID: String?) {
+        self.path = path
+        self.size = size
+        self.modified = modified
+        self.changed = changed
+        self.inode = inode
+        self.buildID = buildID
+    }
+
+    init(path: String, stat st: stat) {
+        self.init(path: path, size: Int64(st.st_size),
+                  modified: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
+                  changed: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec),
+                  inode: UInt64(st.st_ino), buildID: nil)
     }
 
     /// Same file as far as stat can tell.
@@ -141,33 +155,68 @@ struct RegistryRecord: Sendable {
         self.outcome = outcome
     }
 
+    // Fields at their default (empty, false, zero) are left out: the file
+    // is read on every start, and most plugins leave most fields empty.
     var json: JSON {
         var fields: [(String, JSON)] = [
             ("path", .string(key.path)), ("size", .int(key.size)), ("modified_ns", .int(key.modified)),
-            ("changed_ns", .int(key.changed)), ("inode", .int(Int64(bitPattern: key.inode))), ("build_id", key.buildID.map(JSON.string) ?? .null),
+            ("changed_ns", .int(key.changed)), ("inode", .int(Int64(bitPattern: key.inode))),
         ]
+        if let id = key.buildID { fields.append(("build_id", .string(id))) }
         switch outcome {
         case .plugin(let p): fields.append(("plugin", p.json))
         case .refused(let id, let reason, let uses):
-            fields.append(("refused", .object([("plugin_id", id.map(JSON.string) ?? .null), ("reason", .string(reason)),
-                                               ("uses_services", .array(uses.map(JSON.string)))])))
+            var refusal: [(String, JSON)] = [("reason", .string(reason))]
+            if let id { refusal.append(("plugin_id", .string(id))) }
+            if !uses.isEmpty { refusal.append(("uses_services", .array(uses.map(JSON.string)))) }
+            fields.append(("refused", .object(refusal)))
         }
         return .object(fields)
     }
 
+    /// Decodes in one pass over the fields; nil for anything malformed (the
+    /// file is then scanned again for that plugin).
     init?(json: JSON) {
-        guard let path = json["path"]?.stringValue, let size = json["size"]?.int64Value,
-              let modified = json["modified_ns"]?.int64Value, let changed = json["changed_ns"]?.int64Value,
-              let inode = json["inode"]?.int64Value.map({ UInt64(bitPattern: $0) }) else { return nil }
-        key = FileKey(path: path, size: size, modified: modified, changed: changed, inode: inode, buildID: json["build_id"]?.stringValue)
-        if let p = json["plugin"], let scanned = ScannedPlugin(json: p, path: path) {
+        guard let fields = json.objectValue else { return nil }
+        var path: String?, size: Int64?, modified: Int64?, changed: Int64?, inode: Int64?, buildID: String?
+        var plugin: JSON?, refusal: JSON?
+        for (name, value) in fields {
+            switch name {
+            case "path": path = value.stringValue
+            case "size": size = value.int64Value
+            case "modified_ns": modified = value.int64Value
+            case "changed_ns": changed = value.int64Value
+            case "inode": inode = value.int64Value
+            case "build_id": buildID = value.stringValue
+            case "plugin": plugin = value
+            case "refused": refusal = value
+            default: break
+            }
+        }
+        guard let path, let size, let modified, let changed, let inode else { return nil }
+        key = FileKey(path: path, size: size, modified: modified, changed: changed, inode: UInt64(bitPattern: inode), buildID: buildID)
+        if let plugin {
+            guard let scanned = ScannedPlugin(json: plugin, path: path) else { return nil }
             outcome = .plugin(scanned)
-        } else if let r = json["refused"], let reason = r["reason"]?.stringValue {
-            outcome = .refused(pluginID: r["plugin_id"]?.stringValue, reason: reason,
-                               usesServices: r["uses_services"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        } else if let refusal, let reason = refusal["reason"]?.stringValue {
+            outcome = .refused(pluginID: refusal["plugin_id"]?.stringValue, reason: reason,
+                               usesServices: Self.strings(refusal["uses_services"]) ?? [])
         } else {
             return nil
         }
+    }
+
+    /// An array of strings (absent: empty); nil when it holds anything else.
+    static func strings(_ json: JSON?) -> [String]? {
+        guard let json else { return [] }
+        guard let list = json.arrayValue else { return nil }
+        var values: [String] = []
+        values.reserveCapacity(list.count)
+        for item in list {
+            guard let s = item.stringValue else { return nil }
+            values.append(s)
+        }
+        return values
     }
 }
 
@@ -199,68 +248,132 @@ struct ScannedPlugin: Sendable {
     init(info: PluginInfo) { self.info = info }
 
     var json: JSON {
-        .object([
+        var fields: [(String, JSON)] = [
             ("id", .string(info.id)), ("short_name", .string(info.shortName)), ("name", .string(info.name)),
-            ("version", .string(info.version)), ("summary", .string(info.summary)),
-            ("abi", .array([.int(Int64(info.abiMajor)), .int(Int64(info.abiMinor))])),
-            ("sections", .array(sections.map { .object([("id", .string($0.id)), ("title", .string($0.title)), ("order", .int(Int64($0.order)))]) })),
-            ("entries", .array(entries.map { e in
-                .object([("id", .string(e.localID)), ("kind", .string(e.kind.rawValue)), ("section", .string(e.section)),
-                         ("title", .string(e.title)), ("summary", .string(e.summary)), ("default", .string(e.defaultValue)),
-                         ("choices", .array(e.choices.map(JSON.string))), ("secret", .bool(e.isSecret)),
-                         ("command", e.command.map(JSON.string) ?? .null), ("plugin_value", .bool(e.isPluginValue)),
-                         ("changed_callback", .bool(e.hasChanged))])
-            })),
-            ("commands", .array(commands.map { c in
-                .object([("signature", .string(c.signature)), ("summary", .string(c.summary)), ("details", .string(c.details)),
-                         ("changes_state", .bool(c.changesState)), ("json_result", .bool(c.returnsJSON))])
-            })),
-            ("services", .array(services.map(JSON.string))), ("topics", .array(topics.map(JSON.string))),
-            ("uses_services", .array(usesServices.map(JSON.string))), ("registers_from_settings", .bool(registersFromSettings)),
-            ("syncs_entries", .bool(syncsEntries)),
-        ])
+            ("version", .string(info.version)), ("abi", .array([.int(Int64(info.abiMajor)), .int(Int64(info.abiMinor))])),
+        ]
+        func add(_ name: String, _ text: String) { if !text.isEmpty { fields.append((name, .string(text))) } }
+        func add(_ name: String, _ list: [String]) { if !list.isEmpty { fields.append((name, .array(list.map(JSON.string)))) } }
+        func add(_ name: String, _ flag: Bool) { if flag { fields.append((name, .bool(true))) } }
+        add("summary", info.summary)
+        if !sections.isEmpty {
+            fields.append(("sections", .array(sections.map { .object([("id", .string($0.id)), ("title", .string($0.title)), ("order", .int(Int64($0.order)))]) })))
+        }
+        if !entries.isEmpty {
+            fields.append(("entries", .array(entries.map { e in
+                var f: [(String, JSON)] = [("id", .string(e.localID)), ("kind", .string(e.kind.rawValue)), ("section", .string(e.section)),
+                                           ("title", .string(e.title))]
+                if !e.summary.isEmpty { f.append(("summary", .string(e.summary))) }
+                if !e.defaultValue.isEmpty { f.append(("default", .string(e.defaultValue))) }
+                if !e.choices.isEmpty { f.append(("choices", .array(e.choices.map(JSON.string)))) }
+                if e.isSecret { f.append(("secret", .bool(true))) }
+                if let c = e.command { f.append(("command", .string(c))) }
+                if e.isPluginValue { f.append(("plugin_value", .bool(true))) }
+                if e.hasChanged { f.append(("changed_callback", .bool(true))) }
+                return .object(f)
+            })))
+        }
+        if !commands.isEmpty {
+            fields.append(("commands", .array(commands.map { c in
+                var f: [(String, JSON)] = [("signature", .string(c.signature))]
+                if !c.summary.isEmpty { f.append(("summary", .string(c.summary))) }
+                if !c.details.isEmpty { f.append(("details", .string(c.details))) }
+                if c.changesState { f.append(("changes_state", .bool(true))) }
+                if c.returnsJSON { f.append(("json_result", .bool(true))) }
+                return .object(f)
+            })))
+        }
+        add("services", services)
+        add("topics", topics)
+        add("uses_services", usesServices)
+        add("registers_from_settings", registersFromSettings)
+        add("syncs_entries", syncsEntries)
+        return .object(fields)
     }
 
     init?(json j: JSON, path: String) {
-        guard let id = j["id"]?.stringValue, let short = j["short_name"]?.stringValue, let name = j["name"]?.stringValue,
-              let version = j["version"]?.stringValue, let abi = j["abi"]?.arrayValue, abi.count == 2,
-              let major = abi[0].int64Value, let minor = abi[1].int64Value,
-              let majorValue = UInt32(exactly: major), let minorValue = UInt32(exactly: minor) else { return nil }
-        info = PluginInfo(id: id, shortName: short, name: name, version: version, summary: j["summary"]?.stringValue ?? "",
-                          abiMajor: majorValue, abiMinor: minorValue, path: path)
-        func strings(_ key: String) -> [String]? {
-            guard let list = j[key]?.arrayValue else { return nil }
-            let values = list.compactMap(\.stringValue)
-            return values.count == list.count ? values : nil
+        guard let fields = j.objectValue else { return nil }
+        var id: String?, short: String?, name: String?, version: String?, summary = "", abi: [JSON]?
+        var sectionList: [JSON] = [], entryList: [JSON] = [], commandList: [JSON] = []
+        var services: [String]? = [], topics: [String]? = [], uses: [String]? = []
+        for (key, value) in fields {
+            switch key {
+            case "id": id = value.stringValue
+            case "short_name": short = value.stringValue
+            case "name": name = value.stringValue
+            case "version": version = value.stringValue
+            case "summary": summary = value.stringValue ?? ""
+            case "abi": abi = value.arrayValue
+            case "sections": sectionList = value.arrayValue ?? []
+            case "entries": entryList = value.arrayValue ?? []
+            case "commands": commandList = value.arrayValue ?? []
+            case "services": services = RegistryRecord.strings(value)
+            case "topics": topics = RegistryRecord.strings(value)
+            case "uses_services": uses = RegistryRecord.strings(value)
+            case "registers_from_settings": registersFromSettings = value.boolValue ?? true
+            case "syncs_entries": syncsEntries = value.boolValue ?? true
+            default: break
+            }
         }
-        guard let services = strings("services"), let topics = strings("topics"), let uses = strings("uses_services"),
-              let sectionList = j["sections"]?.arrayValue, let entryList = j["entries"]?.arrayValue,
-              let commandList = j["commands"]?.arrayValue else { return nil }
+        guard let id, let short, let name, let version, let abi, abi.count == 2,
+              let major = abi[0].int64Value.flatMap({ UInt32(exactly: $0) }), let minor = abi[1].int64Value.flatMap({ UInt32(exactly: $0) }),
+              let services, let topics, let uses else { return nil }
+        info = PluginInfo(id: id, shortName: short, name: name, version: version, summary: summary,
+                          abiMajor: major, abiMinor: minor, path: path)
         self.services = services
         self.topics = topics
         self.usesServices = uses
-        registersFromSettings = j["registers_from_settings"]?.boolValue ?? true
-        syncsEntries = j["syncs_entries"]?.boolValue ?? true
         for s in sectionList {
             guard let sid = s["id"]?.stringValue, let title = s["title"]?.stringValue,
                   let order = s["order"]?.int64Value.flatMap({ Int32(exactly: $0) }) else { return nil }
             sections.append(SectionRecord(id: sid, title: title, order: order))
         }
         for e in entryList {
-            guard let local = e["id"]?.stringValue, let kind = e["kind"]?.stringValue.flatMap(EntryKind.init(rawValue:)),
-                  let section = e["section"]?.stringValue, let title = e["title"]?.stringValue,
-                  let choices = e["choices"]?.arrayValue?.compactMap(\.stringValue) else { return nil }
-            entries.append(EntryRecord(localID: local, kind: kind, section: section, title: title, summary: e["summary"]?.stringValue ?? "",
-                                       defaultValue: e["default"]?.stringValue ?? "", choices: choices,
-                                       isSecret: e["secret"]?.boolValue ?? false, command: e["command"]?.stringValue,
-                                       isPluginValue: e["plugin_value"]?.boolValue ?? false,
-                                       hasChanged: e["changed_callback"]?.boolValue ?? true))
+            guard let f = e.objectValue else { return nil }
+            var local: String?, kind: EntryKind?, section: String?, title: String?
+            var record = EntryRecord(localID: "", kind: .value, section: "", title: "", summary: "", defaultValue: "", choices: [],
+                                     isSecret: false, command: nil, isPluginValue: false, hasChanged: false)
+            for (key, value) in f {
+                switch key {
+                case "id": local = value.stringValue
+                case "kind": kind = value.stringValue.flatMap(EntryKind.init(rawValue:))
+                case "section": section = value.stringValue
+                case "title": title = value.stringValue
+                case "summary": record.summary = value.stringValue ?? ""
+                case "default": record.defaultValue = value.stringValue ?? ""
+                case "choices": guard let c = RegistryRecord.strings(value) else { return nil }; record.choices = c
+                case "secret": record.isSecret = value.boolValue ?? false
+                case "command": record.command = value.stringValue
+                case "plugin_value": record.isPluginValue = value.boolValue ?? false
+                case "changed_callback": record.hasChanged = value.boolValue ?? true
+                default: break
+                }
+            }
+            guard let local, let kind, let section, let title else { return nil }
+            record.localID = local
+            record.kind = kind
+            record.section = section
+            record.title = title
+            entries.append(record)
         }
+        commands.reserveCapacity(commandList.count)
         for c in commandList {
-            guard let signature = c["signature"]?.stringValue else { return nil }
-            commands.append(CommandRecord(signature: signature, summary: c["summary"]?.stringValue ?? "",
-                                          details: c["details"]?.stringValue ?? "", changesState: c["changes_state"]?.boolValue ?? false,
-                                          returnsJSON: c["json_result"]?.boolValue ?? false))
+            guard let f = c.objectValue else { return nil }
+            var record = CommandRecord(signature: "", summary: "", details: "", changesState: false, returnsJSON: false)
+            var signature: String?
+            for (key, value) in f {
+                switch key {
+                case "signature": signature = value.stringValue
+                case "summary": record.summary = value.stringValue ?? ""
+                case "details": record.details = value.stringValue ?? ""
+                case "changes_state": record.changesState = value.boolValue ?? false
+                case "json_result": record.returnsJSON = value.boolValue ?? false
+                default: break
+                }
+            }
+            guard let signature else { return nil }
+            record.signature = signature
+            commands.append(record)
         }
     }
 }

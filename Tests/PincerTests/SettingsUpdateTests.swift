@@ -37,6 +37,8 @@ final class SettingsUpdateTests: XCTestCase {
     /// 3 s ahead, by when all have started). Returns what each saw and the
     /// counter's final value.
     private func twentyAtOnce(_ command: String, key: String) throws -> (seen: [Int], final: String?) {
+        // Warm the plugin registry first, so no process spends its 3 s scanning.
+        XCTAssertEqual(try Fixture.pincer(["--no-builtin", "--plugin-path", Self.counterPlugin, "commands"], stateDir: state).status, 0)
         let at = Int64(Date().timeIntervalSince1970 * 1000) + 3000
         let results = try ConcurrentProcesses.run(Fixture.pincer, arguments: ["--no-builtin", "--plugin-path", Self.counterPlugin,
                                                                                "run", command, key, String(at)],
