@@ -18,6 +18,8 @@ enum Consumer {
     static let msgfmt = "/usr/bin/msgfmt"
     static let sqlite3 = "/usr/bin/sqlite3"
     static let rsvgConvert = "/usr/bin/rsvg-convert"
+    /// Not a consumer: the witness of what a process opens (StartupStateTests).
+    static let strace = "/usr/bin/strace"
 
     /// The path of `tool`, failing the test (not skipping it) when it is
     /// absent: run `bash scripts/deps` to install it.
