@@ -523,7 +523,7 @@ public final class Host: @unchecked Sendable {
 
     /// What a loaded plugin registered, for its registry record.
     func registrations(of info: PluginInfo) -> ScannedPlugin {
-        var scanned = ScannedPlugin(info: info)
+        let scanned = ScannedPlugin(info: info)
         lock.withLock {
             scanned.sections = sectionTable.values.filter { $0.pluginID == info.id }.sorted { $0.id < $1.id }
                 .map { ScannedPlugin.SectionRecord(id: $0.id, title: $0.title, order: $0.order) }

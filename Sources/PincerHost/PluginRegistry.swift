@@ -220,8 +220,10 @@ struct RegistryRecord: Sendable {
     }
 }
 
-/// What a plugin's init registered, as the scanner saw it.
-struct ScannedPlugin: Sendable {
+/// What a plugin's init registered, as the scanner saw it. A class: a
+/// registry of a thousand plugins passes records around on every start,
+/// and a copy is then one reference. Built by one thread, then only read.
+final class ScannedPlugin: @unchecked Sendable {
     struct SectionRecord: Sendable { var id: String, title: String, order: Int32 }
     struct EntryRecord: Sendable {
         var localID: String, kind: EntryKind, section: String, title: String, summary: String
