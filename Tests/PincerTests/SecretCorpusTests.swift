@@ -192,7 +192,10 @@ final class SecretCorpusTests: XCTestCase {
         let svg = state + "/waterfall.svg"
         try app.run("net.waterfall", svg)
         outputs.append(("waterfall SVG", try String(contentsOfFile: svg, encoding: .utf8)))
-        outputs.append(("persisted log file", try String(contentsOfFile: state + "/network-log.ndjson", encoding: .utf8)))
+        let dump = try Fixture.run(Consumer.require(Consumer.sqlite3), ["-readonly", state + "/network-log.sqlite", ".dump"])
+        XCTAssertEqual(dump.status, 0, dump.stderr)
+        XCTAssertTrue(dump.stdout.contains("INSERT INTO entries"), "the log database holds the entries")
+        outputs.append(("persisted log database", dump.stdout))
         for (json, tail) in zip([false, true], tails) {
             outputs.append(("net.tail\(json ? " --json" : "")", try Self.finish(tail)))
         }

@@ -36,7 +36,7 @@ final class StateFileModesTests: XCTestCase {
             found[relative] = info.st_mode
         }
         // What the commands made: the test looks at each of them, and at anything else that appears.
-        for expected in ["settings.sqlite3", "settings.sqlite3-wal", "settings.sqlite3-shm", "network-log.ndjson", "history", "routes"] {
+        for expected in ["settings.sqlite3", "settings.sqlite3-wal", "settings.sqlite3-shm", "network-log.sqlite", "history", "routes"] {
             XCTAssertNotNil(found[expected], "\(expected) was not made; found \(found.keys.sorted())")
         }
         XCTAssertTrue(found.keys.contains { $0.hasPrefix("routes/") && $0.hasSuffix(".gpx") }, "no route file: \(found.keys.sorted())")
