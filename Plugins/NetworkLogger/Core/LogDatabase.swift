@@ -88,6 +88,10 @@ public final class LogDatabase: @unchecked Sendable {
         var bytes = 0
     }
     private let queue = Mutex(Queue())
+    private let appendTransactions = Atomic<Int>(0)
+
+    /// Transactions that appended entries so far (each writes a whole batch).
+    public var batchesWritten: Int { appendTransactions.load(ordering: .relaxed) }
 
     private init(path: String, file: SQLiteFile) {
         self.path = path
@@ -138,6 +142,7 @@ public final class LogDatabase: @unchecked Sendable {
             try file.transaction("appending \(rows.count) entr\(rows.count == 1 ? "y" : "ies")") { () throws(SQLiteError) in
                 for row in rows { try insert(row) }
             }
+            appendTransactions.add(1, ordering: .relaxed)
             return rows.count
         }
     }
@@ -152,6 +157,7 @@ public final class LogDatabase: @unchecked Sendable {
             try file.transaction("appending \(rows.count) entries") { () throws(SQLiteError) in
                 for row in rows { try insert(row) }
             }
+            appendTransactions.add(1, ordering: .relaxed)
         }
     }
 
@@ -251,12 +257,10 @@ public final class LogDatabase: @unchecked Sendable {
     /// id to continue after (nil at the end).
     public func page(filter: NetworkFilter, after: UInt64 = 0, limit: Int = pageSize, detail: Detail = .full,
                      descending: Bool = false) throws(SQLiteError) -> (entries: [NetworkEntry], next: UInt64?) {
-        let condition = filter.sqlCondition
+        let condition = Self.numbered(filter.sqlCondition)
         // Rows are decoded when the filter must see the whole entry, or the caller wants it.
         let needFull = detail == .full || condition?.exact != true
-        let columns = "id, started_at, method, url, status, state, duration, response_size, source, stubbed" + (needFull ? ", json" : "")
-        let keyset = descending ? (after == 0 ? "1" : "id < ?1") : "id > ?1"
-        let sql = "SELECT \(columns) FROM entries WHERE \(keyset) AND (\(condition?.sql ?? "1")) ORDER BY id \(descending ? "DESC" : "ASC") LIMIT ?2"
+        let sql = Self.pageSQL(condition, needFull: needFull, descending: descending, fromTheEnd: descending && after == 0)
         return try lock.withLock { _ throws(SQLiteError) -> ([NetworkEntry], UInt64?) in
             let s = try file.statement(sql)
             defer { s.reset() }
@@ -343,8 +347,8 @@ public final class LogDatabase: @unchecked Sendable {
 
     /// The query plan SQLite chooses for a page with `filter` (EXPLAIN QUERY PLAN's details).
     public func queryPlan(filter: NetworkFilter) throws(SQLiteError) -> [String] {
-        let condition = filter.sqlCondition
-        let sql = "EXPLAIN QUERY PLAN SELECT id FROM entries WHERE id > ?1 AND (\(condition?.sql ?? "1")) ORDER BY id LIMIT ?2"
+        let condition = Self.numbered(filter.sqlCondition)
+        let sql = "EXPLAIN QUERY PLAN " + Self.pageSQL(condition, needFull: true, descending: false, fromTheEnd: false)
         return try lock.withLock { _ throws(SQLiteError) -> [String] in
             let s = try file.statement(sql)
             defer { s.reset() }
@@ -363,6 +367,31 @@ public final class LogDatabase: @unchecked Sendable {
             while try s.step("explaining a query") { plan.append(s.text(3)) }
             return plan
         }
+    }
+
+    /// A page's query: ?1 the keyset (the last id seen), ?2 the limit, ?3… the condition's.
+    private static func pageSQL(_ condition: NetworkFilter.SQLCondition?, needFull: Bool, descending: Bool, fromTheEnd: Bool) -> String {
+        let columns = "id, started_at, method, url, status, state, duration, response_size, source, stubbed" + (needFull ? ", json" : "")
+        let keyset = fromTheEnd ? "?1 = ?1" : descending ? "id < ?1" : "id > ?1"
+        return "SELECT \(columns) FROM entries WHERE \(keyset) AND (\(condition?.sql ?? "1")) ORDER BY id \(descending ? "DESC" : "ASC") LIMIT ?2"
+    }
+
+    /// The condition with its `?`s numbered from ?3 (?1 and ?2 are the
+    /// page's keyset and limit; a bare `?` would take the number after ?1).
+    private static func numbered(_ condition: NetworkFilter.SQLCondition?) -> NetworkFilter.SQLCondition? {
+        guard var c = condition else { return nil }
+        var sql = ""
+        var n = 3
+        for ch in c.sql {
+            if ch == "?" {
+                sql += "?\(n)"
+                n += 1
+            } else {
+                sql.append(ch)
+            }
+        }
+        c.sql = sql
+        return c
     }
 
     private func decode(_ s: SQLiteStatement, jsonColumn: Int32 = 1) throws(SQLiteError) -> NetworkEntry {
