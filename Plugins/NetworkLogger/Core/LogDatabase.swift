@@ -494,6 +494,13 @@ public enum LegacyLog {
     public static func read(_ path: String) throws(FileError) -> Contents {
         let bytes: [UInt8]
         do { bytes = try TextFile.readBytes(path) } catch { throw FileError(description: "\(error)") }
+        return parse(bytes)
+    }
+
+    /// The entries of NDJSON bytes (untrusted: each line goes through
+    /// PincerJSON, with its nesting limit, then NetworkEntry(json:);
+    /// Fuzz/net-log.swift).
+    public static func parse(_ bytes: [UInt8]) -> Contents {
         var result = Contents(entries: [], skipped: [])
         var lineNumber = 0
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {

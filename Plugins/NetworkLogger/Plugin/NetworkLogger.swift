@@ -172,8 +172,14 @@ final class LoggerState: @unchecked Sendable {
             if before.rules != next.rules { store.setRules(next.rules) }
             if before.redactNames != next.redactNames { store.setRedactedNames(next.redactNames) }
             // Retention of the new period at once (opening applies it).
-            if before.persistDays != next.persistDays, next.persistDays > 0 {
-                if let db = opened.withLock({ $0 }) { try applyRetention(db, days: next.persistDays) } else { _ = try database() }
+            if before.persistDays != next.persistDays {
+                if next.persistDays == 0 {
+                    try flush() // what was recorded while persistence was on is kept
+                } else if let db = opened.withLock({ $0 }) {
+                    try applyRetention(db, days: next.persistDays)
+                } else {
+                    _ = try database()
+                }
             }
         }
     }
