@@ -139,11 +139,13 @@ final class NetworkLogDatabaseTests: XCTestCase {
     /// imported again by the next process or by two starting at once.
     func testOldNDJSONLogIsMigratedOnceWithDamagedLinesReported() throws {
         for concurrent in [false, true] {
+            // Big enough that the processes started together all find the file before the first has renamed it.
+            let count = concurrent ? 3_000 : 50
             let state = Fixture.temporaryDirectory("pincer-netdb-migrate")
             XCTAssertEqual(try Fixture.pincer(["run", "net.persist", "7"], stateDir: state).status, 0)
             var lines: [String] = []
             let now = Date().timeIntervalSince1970
-            for i in 0..<50 {
+            for i in 0..<count {
                 var e = Self.entry(i)
                 e.recordedAt = now - 60
                 e.url = "https://old.example.com/items/\(i)?password=hunter2"
@@ -165,8 +167,8 @@ final class NetworkLogDatabaseTests: XCTestCase {
             var reports = 0
             for r in results {
                 XCTAssertEqual(r.status, 0, r.stderr)
-                XCTAssertEqual((Fixture.json(r.stdout)["result"] as? [Any])?.count, 50, r.stdout)
-                if r.stderr.contains("imported 50 entries of the old network log \(old)") {
+                XCTAssertEqual((Fixture.json(r.stdout)["result"] as? [Any])?.count, count, String(r.stdout.prefix(300)))
+                if r.stderr.contains("imported \(count) entries of the old network log \(old)") {
                     reports += 1
                     XCTAssertTrue(r.stderr.contains("skipped 2 damaged line(s)"), r.stderr)
                     XCTAssertTrue(r.stderr.contains("line 4: "), r.stderr)
@@ -177,14 +179,21 @@ final class NetworkLogDatabaseTests: XCTestCase {
             XCTAssertEqual(reports, 1, "exactly one process imported: \(results.map(\.stderr))")
             XCTAssertFalse(FileManager.default.fileExists(atPath: old))
             XCTAssertEqual(try String(contentsOfFile: old + ".migrated", encoding: .utf8), text, "kept byte for byte, damaged lines too")
-            XCTAssertEqual(try sqlite(state, "SELECT count(*) FROM entries"), "50")
-            XCTAssertEqual(try sqlite(state, "SELECT imported || ' ' || skipped FROM imports"), "50 2")
+            XCTAssertEqual(try sqlite(state, "SELECT count(*) FROM entries"), "\(count)")
+            XCTAssertEqual(try sqlite(state, "SELECT imported || ' ' || skipped FROM imports"), "\(count) 2")
             // Redacted on the way in, as a restored entry is.
             XCTAssertFalse(try sqlite(state, ".dump").contains("hunter2"))
             // The next process finds nothing to import.
             let again = try Fixture.pincer(["run", "net.list", "--json"], stateDir: state)
-            XCTAssertEqual((Fixture.json(again.stdout)["result"] as? [Any])?.count, 50)
+            XCTAssertEqual((Fixture.json(again.stdout)["result"] as? [Any])?.count, count)
             XCTAssertFalse(again.stderr.contains("imported"), again.stderr)
+            // A run that imported but stopped before renaming leaves the same file (same inode) in place: not imported again.
+            XCTAssertEqual(link(old + ".migrated", old), 0)
+            let afterCrash = try Fixture.pincer(["run", "net.list", "--json"], stateDir: state)
+            XCTAssertEqual((Fixture.json(afterCrash.stdout)["result"] as? [Any])?.count, count, afterCrash.stderr)
+            XCTAssertFalse(afterCrash.stderr.contains("imported"), afterCrash.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: old), "renamed this time")
+            XCTAssertEqual(try sqlite(state, "SELECT count(*) FROM entries"), "\(count)")
         }
     }
 

@@ -458,6 +458,11 @@ public final class LogDatabase: @unchecked Sendable {
             destination = legacy + ".migrated-" + StoreFiles.utcTimestamp()
             code = StoreFiles.moveNoReplace(legacy, destination)
         }
+        if code == ENOENT, let moved = [legacy + ".migrated"].first(where: { Self.identity($0) == identity }) {
+            // A process that found our import done (it waited for the lock) renamed it first.
+            destination = moved
+            code = 0
+        }
         guard let outcome else { return nil }
         var report = "imported \(outcome.imported) entr\(outcome.imported == 1 ? "y" : "ies") of the old network log \(legacy) into \(path)"
         report += code == 0 ? "; the old file is kept as \(destination)" : "; renaming it to \(destination) failed (\(String(cString: strerror(code))))"
