@@ -73,10 +73,8 @@ struct NetworkCommands {
             let result: HARImportResult
             do { result = try HARImport.read(bytes) } catch { throw CommandError.invalidArgument("\(path): \(error)") }
             let logger = try state.get()
-            var ignored = 0
-            for e in result.entries where logger.store.add(e) == nil { ignored += 1 }
             // Acknowledged once written: the last batch is committed before the command returns.
-            try logger.flush()
+            let ignored = try logger.importing { result.entries.count { logger.store.add($0) == nil } }
             var fields: [(String, JSON)] = [
                 ("file", .string(path)), ("imported", .int(Int64(result.entries.count - ignored))),
                 ("ignored", .int(Int64(ignored))), ("skipped", .int(Int64(result.skipped.count))),
@@ -188,8 +186,7 @@ struct NetworkCommands {
             let contents: LegacyLog.Contents
             do throws(LegacyLog.FileError) { contents = try LegacyLog.read(path) } catch { throw CommandError(error.description, status: PINCER_NOT_FOUND) }
             let logger = try state.get()
-            logger.store.restore(contents.entries)
-            try logger.flush()
+            try logger.importing { logger.store.restore(contents.entries) }
             return .string(JSON.object([("file", .string(path)), ("loaded", .int(Int64(contents.entries.count))),
                                         ("skipped", .array(contents.skipped.map { .object([("line", .int(Int64($0.line))), ("reason", .string($0.reason))]) }))]).serialized())
         }

@@ -133,6 +133,9 @@ final class LoggerState: @unchecked Sendable {
     /// The flush timer's thread is running / should stop (shutdown).
     private let timerRunning = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// Imports in progress: the timer leaves their entries to whole batches
+    /// (and the import's final flush), so an import is a handful of transactions.
+    private let bulk = Atomic<Int>(0)
 
     init(host: PluginHost) {
         let config = host.storedDocument(LoggerConfig.key, what: "network logger settings", decode: LoggerConfig.decode) ?? LoggerConfig()
@@ -274,6 +277,7 @@ final class LoggerState: @unchecked Sendable {
                 // Short naps so shutdown never waits long for this thread.
                 for _ in 0..<20 where !stopping.load(ordering: .acquiring) { usleep(Self.flushInterval / 20) }
                 if stopping.load(ordering: .acquiring) { break }
+                if bulk.load(ordering: .acquiring) > 0 { continue }
                 do { try db.flush() } catch { host.log(.error, "cannot write to the persisted network log: \(error)") }
                 if db.queued > 0 { continue }
                 timerRunning.store(false, ordering: .releasing)
@@ -286,6 +290,16 @@ final class LoggerState: @unchecked Sendable {
             timerRunning.store(false, ordering: .releasing)
             do { try db.flush() } catch { host.log(.error, "cannot write to the persisted network log: \(error)") }
         }
+    }
+
+    /// Runs an import: its entries are written in whole batches, the last
+    /// one before this returns (an imported entry is acknowledged with the command).
+    func importing<T>(_ body: () throws -> T) throws -> T {
+        bulk.add(1, ordering: .acquiringAndReleasing)
+        defer { bulk.subtract(1, ordering: .acquiringAndReleasing) }
+        let result = try body()
+        try flush()
+        return result
     }
 
     /// At host shutdown: stops the timer, then writes what is queued.
