@@ -1,4 +1,5 @@
-// The filter language (NetworkLog): parse, then match against real entries.
+// The filter language (NetworkLog): parse, then match against real entries,
+// and translate to the persisted log's SQL.
 import NetworkLog
 
 private let entries: [NetworkEntry] = {
@@ -11,5 +12,9 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     guard let filter = try? NetworkFilter(text) else { return 0 }
     for entry in entries { _ = filter.matches(entry) }
+    // The persisted log's SQL for it (recursive like matching; the parser bounds the depth).
+    if let condition = filter.sqlCondition, condition.sql.filter({ $0 == "?" }).count != condition.arguments.count {
+        fatalError("the SQL for \(text) has \(condition.sql.filter { $0 == "?" }.count) placeholders for \(condition.arguments.count) arguments")
+    }
     return 0
 }

@@ -11,7 +11,7 @@ import XCTest
 /// mitmproxy itself wrote from real loopback traffic imports with the bytes
 /// that crossed the wire. Everything runs through the built `pincer`, in a
 /// temporary state directory with persistence on, so the bytes the log holds
-/// can be read back from its own file (network-log.ndjson).
+/// can be read back from its own database (network-log.sqlite).
 final class HARConformanceTests: XCTestCase {
     /// Fixtures that are not HAR at all (pincer and mitmproxy both refuse them).
     static let notHAR: Set<String> = ["mitmproxy-broken_headers.json", "mitmproxy-brokenfile.har", "postman-noEntries.har"]
@@ -191,10 +191,12 @@ final class HARConformanceTests: XCTestCase {
         return result.stdout
     }
 
-    /// The entries of the state directory's persisted log, in order.
+    /// The entries of the state directory's persisted log, in order, as the
+    /// sqlite3 CLI reads them from its database.
     static func persistedEntries(_ state: String) throws -> [[String: Any]] {
-        let text = try String(contentsOfFile: state + "/network-log.ndjson", encoding: .utf8)
-        return try text.split(separator: "\n").map { line in
+        let read = try Fixture.run(Consumer.require(Consumer.sqlite3), ["-readonly", state + "/network-log.sqlite", "SELECT json FROM entries ORDER BY id"])
+        XCTAssertEqual(read.status, 0, read.stderr)
+        return try read.stdout.split(separator: "\n").map { line in
             try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], String(line.prefix(200)))
         }
     }

@@ -156,7 +156,7 @@ final class NetworkLogTests: XCTestCase {
         e.requestHeaders = [Header("X-Tenant-Pin", "4321")]
         e.responseBody = Body(payload: .stored(Array("session token=Zq81kq0PaQ7wLm3Vb9Ty".utf8)), size: 36, mimeType: "text/plain")
         let file = app.stateDirectory + "/hand.ndjson"
-        try LogFile.append(e, to: file)
+        try Data(LegacyLog.line(e)).write(to: URL(fileURLWithPath: file))
         try app.run("net.redact-name", "X-Tenant-PIN")
         XCTAssertEqual(try app.json("net.open", file)["loaded"]?.int64Value, 1)
         let text = try app.text("net.entry", "1")
@@ -208,24 +208,33 @@ final class NetworkLogTests: XCTestCase {
 
     func testPersistedLogSurvivesRestartAndRetentionDropsOldEntries() throws {
         let app = AppHost()
-        XCTAssertEqual(try app.text("net.persist", "7"), "the log is kept in \(app.stateDirectory)/network-log.ndjson for 7 days")
+        let database = "\(app.stateDirectory)/network-log.sqlite"
+        XCTAssertEqual(try app.text("net.persist", "7"), "the log is kept in \(database) for 7 days")
         _ = try app.text("app.record", "https://api.example.com/a")
         _ = try app.text("app.record", "https://api.example.com/b")
-        // An old line, as a week-old run would have left it.
+        app.restart(withApp: false)
+        // An old row, as a week-old run would have left it.
         var old = NetworkEntry(source: .captured, startedAt: 1_000, method: "GET", url: "https://old.example.com/")
         old.recordedAt = 1_000
         old.state = .complete
         old.status = 200
-        try LogFile.append(old, to: "\(app.stateDirectory)/network-log.ndjson")
+        try LogDatabase.open(directory: app.stateDirectory, redact: { $0 }).append([old])
+        XCTAssertEqual(try sqlite(database, "SELECT count(*) FROM entries"), "3")
         app.restart(withApp: false)
         let urls = try app.json("net.list").arrayValue?.compactMap { $0["url"]?.stringValue }
         XCTAssertEqual(urls, ["https://api.example.com/a", "https://api.example.com/b"])
-        // The file was compacted: the old line is gone for good.
-        let lines = try String(contentsOfFile: "\(app.stateDirectory)/network-log.ndjson", encoding: .utf8).split(separator: "\n")
-        XCTAssertEqual(lines.count, 2)
-        XCTAssertFalse(lines.contains { $0.contains("old.example.com") })
-        // Stored redacted: the file never saw the password.
-        XCTAssertFalse(lines.contains { $0.contains("hunter2") })
+        // Retention deleted the old row (opening the log applies it).
+        XCTAssertEqual(try sqlite(database, "SELECT group_concat(url, ' ') FROM entries ORDER BY id"),
+                       "https://api.example.com/a https://api.example.com/b")
+        // Stored redacted: the database never saw the password.
+        XCTAssertFalse(try sqlite(database, ".dump").contains("hunter2"))
+    }
+
+    /// One query through the sqlite3 CLI (read-only), its output trimmed.
+    private func sqlite(_ database: String, _ sql: String) throws -> String {
+        let r = try Fixture.run(Consumer.require(Consumer.sqlite3), ["-readonly", database, sql])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// net.tail in one process follows what another process records.
@@ -298,7 +307,7 @@ final class NetworkLogTests: XCTestCase {
         let kept = try Fixture.pincer(["run", "net.import-har", har, "--json"], stateDir: state)
         let keptReport = try XCTUnwrap(Fixture.json(kept.stdout)["result"] as? [String: Any])
         XCTAssertEqual(keptReport["persisted"] as? Bool, true)
-        XCTAssertEqual(keptReport["logFile"] as? String, state + "/network-log.ndjson")
+        XCTAssertEqual(keptReport["logFile"] as? String, state + "/network-log.sqlite")
         XCTAssertNil(keptReport["note"])
         let listed = try Fixture.pincer(["run", "net.list", "--json"], stateDir: state)
         XCTAssertEqual((Fixture.json(listed.stdout)["result"] as? [Any])?.count, 14, listed.stdout)

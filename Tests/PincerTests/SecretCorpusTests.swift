@@ -192,7 +192,14 @@ final class SecretCorpusTests: XCTestCase {
         let svg = state + "/waterfall.svg"
         try app.run("net.waterfall", svg)
         outputs.append(("waterfall SVG", try String(contentsOfFile: svg, encoding: .utf8)))
-        outputs.append(("persisted log file", try String(contentsOfFile: state + "/network-log.ndjson", encoding: .utf8)))
+        // The persisted log as the sqlite3 CLI reads it: each entry's JSON, and the whole file's dump.
+        let sqlite3 = try Consumer.require(Consumer.sqlite3)
+        let rows = try Fixture.run(sqlite3, ["-readonly", state + "/network-log.sqlite", "SELECT json FROM entries ORDER BY id"])
+        XCTAssertEqual(rows.status, 0, rows.stderr)
+        outputs.append(("persisted log file", rows.stdout))
+        let dump = try Fixture.run(sqlite3, ["-readonly", state + "/network-log.sqlite", ".dump"])
+        XCTAssertEqual(dump.status, 0, dump.stderr)
+        outputs.append(("persisted log database dump", dump.stdout))
         for (json, tail) in zip([false, true], tails) {
             outputs.append(("net.tail\(json ? " --json" : "")", try Self.finish(tail)))
         }

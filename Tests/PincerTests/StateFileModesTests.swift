@@ -36,7 +36,7 @@ final class StateFileModesTests: XCTestCase {
             found[relative] = info.st_mode
         }
         // What the commands made: the test looks at each of them, and at anything else that appears.
-        for expected in ["settings.sqlite3", "settings.sqlite3-wal", "settings.sqlite3-shm", "network-log.ndjson", "history", "routes.sqlite"] {
+        for expected in ["settings.sqlite3", "settings.sqlite3-wal", "settings.sqlite3-shm", "network-log.sqlite", "history", "routes.sqlite"] {
             XCTAssertNotNil(found[expected], "\(expected) was not made; found \(found.keys.sorted())")
         }
         var rootInfo = stat()

@@ -591,3 +591,105 @@ extension NetworkFilter {
         }
     }
 }
+
+// MARK: - SQL for the persisted log
+
+/// A value bound to a `?` of `NetworkFilter.SQLCondition`.
+public enum SQLArgument: Sendable, Equatable {
+    case text(String)
+    case int(Int64)
+    case double(Double)
+}
+
+extension NetworkFilter {
+    /// A WHERE condition over the persisted log's indexed columns (LogDatabase's
+    /// schema: method_key, host, status, state, response_size) that every
+    /// entry the filter matches satisfies. `exact`: it selects exactly what
+    /// the filter matches, so rows need no per-row check; otherwise the
+    /// rows it selects are a superset, checked with `matches`.
+    public struct SQLCondition: Sendable, Equatable {
+        public var sql: String
+        public var arguments: [SQLArgument]
+        public var exact: Bool
+    }
+
+    /// The condition for the terms that map to columns; nil when none does
+    /// (every row is read and checked). Terms that do not map drop out of an
+    /// `&` (the rest still narrows); an `|` or `!` maps only when its
+    /// operands all map exactly enough (an `|` of a superset is a superset;
+    /// a `!` needs its operand exact).
+    public var sqlCondition: SQLCondition? {
+        guard let root else { return SQLCondition(sql: "1", arguments: [], exact: true) }
+        return root.sql
+    }
+}
+
+extension NetworkFilter.Node {
+    var sql: NetworkFilter.SQLCondition? {
+        typealias C = NetworkFilter.SQLCondition
+        switch self {
+        case .test(let test):
+            return test.sql
+        case .and(let a, let b):
+            switch (a.sql, b.sql) {
+            case let (x?, y?): return C(sql: "(\(x.sql) AND \(y.sql))", arguments: x.arguments + y.arguments, exact: x.exact && y.exact)
+            case let (x?, nil), let (nil, x?): return C(sql: x.sql, arguments: x.arguments, exact: false)
+            case (nil, nil): return nil
+            }
+        case .or(let a, let b):
+            guard let x = a.sql, let y = b.sql else { return nil }
+            return C(sql: "(\(x.sql) OR \(y.sql))", arguments: x.arguments + y.arguments, exact: x.exact && y.exact)
+        case .not(let a):
+            // NULL (no status) counts as false inside, so NOT of it is true, as in `matches`.
+            guard let x = a.sql, x.exact else { return nil }
+            return C(sql: "NOT coalesce(\(x.sql), 0)", arguments: x.arguments, exact: true)
+        }
+    }
+}
+
+extension NetworkFilter.Test {
+    var sql: NetworkFilter.SQLCondition? {
+        typealias C = NetworkFilter.SQLCondition
+        // Columns compare bytes; Swift compares canonically equivalent text
+        // as equal. The two agree on ASCII, so only ASCII values map exactly.
+        func ascii(_ s: String) -> Bool { s.utf8.allSatisfy { $0 < 0x80 } }
+        switch self {
+        case .all:
+            return C(sql: "1", arguments: [], exact: true)
+        case .methodIs(let method) where ascii(method):
+            return C(sql: "method_key = ?", arguments: [.text(method)], exact: true)
+        case .status(let code):
+            return C(sql: "status = ?", arguments: [.int(Int64(code))], exact: true)
+        case .statusLike(let pattern) where pattern.first != "x":
+            // (A leading x also matches "-12": no range.) 3 digits (x: any): the range from x=0 to x=9 holds every match;
+            // it is the set itself when the x's are all at the end (5xx, 40x).
+            let low = Int64(String(pattern.map { $0 == "x" ? "0" : $0 })) ?? 0
+            let high = Int64(String(pattern.map { $0 == "x" ? "9" : $0 })) ?? 999
+            let trailing = !(pattern.drop { $0 != "x" }.contains { $0 != "x" })
+            // `matches` also wants three digits: 100...999 (0xx has none).
+            return C(sql: "status BETWEEN ? AND ?", arguments: [.int(max(low, 100)), .int(high)], exact: trailing)
+        case .domainGlob(let glob) where ascii(glob):
+            if !glob.contains("*") { return C(sql: "host = ?", arguments: [.text(glob)], exact: true) }
+            // SQLite's GLOB: * as ours; ? and [ are escaped to match themselves.
+            var escaped = ""
+            for c in glob {
+                switch c {
+                case "?": escaped += "[?]"
+                case "[": escaped += "[[]"
+                default: escaped.append(c)
+                }
+            }
+            return C(sql: "host GLOB ?", arguments: [.text(escaped)], exact: false)
+        case .pending:
+            return C(sql: "state = 'pending'", arguments: [], exact: true)
+        case .failed:
+            return C(sql: "state = 'failed'", arguments: [], exact: true)
+        case .hasResponse:
+            return C(sql: "state = 'complete'", arguments: [], exact: true)
+        case .largerThan(let bytes):
+            return C(sql: "response_size > ?", arguments: [.double(bytes)], exact: true)
+        default:
+            return nil
+        }
+    }
+}

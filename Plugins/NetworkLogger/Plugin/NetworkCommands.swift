@@ -7,26 +7,30 @@ import Glibc
 /// The net.* commands. Every view reads the redacted store, so no export
 /// shows what another hides.
 struct NetworkCommands {
-    let logger: LoggerState
-    var store: NetworkStore { logger.store }
+    /// Opened by the first command that needs it; a command that does not
+    /// touch the log (rules, limits, names) never opens the database.
+    let state: FirstUse<LoggerState>
 
     static func filter(_ text: String) throws -> NetworkFilter {
         do { return try NetworkFilter(text) } catch { throw CommandError.invalidArgument("filter \"\(text)\": \(error)") }
     }
 
     func entry(_ id: UInt64) throws -> NetworkEntry {
-        guard let e = store.entry(id) else {
-            throw CommandError("no entry #\(id) (the log holds \(store.count) entries; ids are in net.list)", status: PINCER_NOT_FOUND)
+        let logger = try state.get()
+        guard let e = try logger.entry(id) else {
+            throw CommandError("no entry #\(id) (the log holds \(try logger.count()) entries; ids are in net.list)", status: PINCER_NOT_FOUND)
         }
         return e
     }
 
     func register(with host: PluginHost) throws {
-        let store = self.store, logger = self.logger, commands = self
+        let state = self.state, commands = self
         try host.addCommand("list(filter: string = \"\", width: i64 = 0) -> string", summary: "Logged requests, oldest first, optionally filtered",
                             details: NetworkCommands.filterHelp + "\n\n" + NetworkCommands.widthHelp, jsonResult: true) { args in
             let f = try NetworkCommands.filter(args[0].string)
-            let rows = store.entries().filter(f.matches).map(\.summaryJSON)
+            // The columns suffice for a row; with persistence on, pages of the database.
+            var rows: [JSON] = []
+            try state.get().forEach(f, detail: .columns) { rows.append($0.summaryJSON); return true }
             let width = args.wantsJSON ? nil : TerminalWidth.columns(requested: args[1].i64)
             return .string(JSON.array(width.map { NetworkEntry.fit(rows, width: $0) } ?? rows).serialized())
         }
@@ -47,9 +51,20 @@ struct NetworkCommands {
         try host.addCommand("export-har(file: string, filter: string = \"\") -> string",
                             summary: "Write the (filtered) log as HAR 1.2, streamed to the file") { args in
             let f = try NetworkCommands.filter(args[1].string)
-            let entries = store.entries().filter(f.matches)
-            let bytes = try HARFile.write(entries, to: args[0].string)
-            return .string("wrote \(entries.count) entr\(entries.count == 1 ? "y" : "ies") (\(bytes) bytes) to \(args[0].string)")
+            let logger = try state.get()
+            let count: Int, bytes: Int
+            if let db = try logger.database() {
+                // Streamed a page at a time from the database.
+                try logger.flush()
+                let pages = db.pages(filter: f)
+                bytes = try HARFile.write(pages, to: args[0].string)
+                count = pages.count
+            } else {
+                let entries = try logger.entries(f)
+                bytes = try HARFile.write(entries, to: args[0].string)
+                count = entries.count
+            }
+            return .string("wrote \(count) entr\(count == 1 ? "y" : "ies") (\(bytes) bytes) to \(args[0].string)")
         }
         try host.addCommand("import-har(file: string) -> string", summary: "Add a HAR file's entries to the log (redacted on the way in)",
                             changesState: true, jsonResult: true) { args in
@@ -57,8 +72,9 @@ struct NetworkCommands {
             let bytes = try HARFile.read(path)
             let result: HARImportResult
             do { result = try HARImport.read(bytes) } catch { throw CommandError.invalidArgument("\(path): \(error)") }
-            var ignored = 0
-            for e in result.entries where store.add(e) == nil { ignored += 1 }
+            let logger = try state.get()
+            // Acknowledged once written: the last batch is committed before the command returns.
+            let ignored = try logger.importing { result.entries.count { logger.store.add($0) == nil } }
             var fields: [(String, JSON)] = [
                 ("file", .string(path)), ("imported", .int(Int64(result.entries.count - ignored))),
                 ("ignored", .int(Int64(ignored))), ("skipped", .int(Int64(result.skipped.count))),
@@ -80,25 +96,24 @@ struct NetworkCommands {
         try host.addCommand("stats(filter: string = \"\") -> string", summary: "Traffic stats: failures, percentiles, slowest endpoints, hosts",
                             jsonResult: true) { args in
             let f = try NetworkCommands.filter(args[0].string)
-            return .string(TrafficStats(store.entries().filter(f.matches)).json.serialized())
+            return .string(TrafficStats(try state.get().statsEntries(f)).json.serialized())
         }
         try host.addCommand("waterfall(file: string, filter: string = \"\") -> string",
                             summary: "Draw the (filtered) log as a waterfall picture: file.svg or file.png") { args in
             let f = try NetworkCommands.filter(args[1].string)
-            let entries = store.entries().filter(f.matches)
+            let entries = try state.get().entries(f)
             try PictureFile.write(svg: Waterfall.svg(entries), to: args[0].string)
             return .string("wrote \(entries.count) request\(entries.count == 1 ? "" : "s") to \(args[0].string)")
         }
         try host.addCommand("clear() -> string", summary: "Remove every entry from the log", changesState: true) { _ in
-            let n = store.count
-            store.clear()
+            let n = try state.get().clear()
             return .string("removed \(n) entr\(n == 1 ? "y" : "ies")")
         }
         try host.addCommand("tail(filter: string = \"\", limit: i64 = 0) -> string",
                             summary: "Follow new entries live (this process and the persisted log); stop after `limit` if > 0",
                             details: "Prints one line per finished entry as it arrives; with --json, one net.list object per line (NDJSON). Ctrl-C stops it.") { args in
             let json = args.wantsJSON
-            return try Tail(logger: logger, filter: NetworkCommands.filter(args[0].string), limit: Int(args[1].i64)).run(cancelled: { args.isCancelled }) { e in
+            return try Tail(logger: state.get(), filter: NetworkCommands.filter(args[0].string), limit: Int(args[1].i64)).run(cancelled: { args.isCancelled }) { e in
                 if json { args.output(json: e.summaryJSON) } else { args.output(Tail.line(e)) }
             }
         }
@@ -112,14 +127,14 @@ struct NetworkCommands {
             try commands.addRule(.metadataOnly, args)
         }
         try host.addCommand("rules() -> string", summary: "Ignore and metadata-only rules, in order", jsonResult: true) { _ in
-            .string(JSON.array(logger.current.rules.enumerated().map { i, r in
+            .string(JSON.array(try state.get().current.rules.enumerated().map { i, r in
                 .object([("index", .int(Int64(i + 1))), ("kind", .string(r.kind.rawValue)), ("host", .string(r.host)),
                          ("path", .string(r.pathPrefix)), ("methods", .string(r.methods.joined(separator: ",")))])
             }).serialized())
         }
         try host.addCommand("remove-rule(index: i32) -> string", summary: "Remove a rule by its net.rules index", changesState: true) { args in
             let i = Int(args[0].i32)
-            try logger.update { c in
+            try state.get().update { c in
                 guard (1...c.rules.count).contains(i) else { throw CommandError.invalidArgument("no rule \(i) (there are \(c.rules.count))") }
                 c.rules.remove(at: i - 1)
             }
@@ -129,20 +144,21 @@ struct NetworkCommands {
                             summary: "Redact the values of this name too (headers, parameters, cookies, JSON keys, text) from now on; persisted",
                             details: "The name is normalised as the built-in ones are (lowercase, percent-decoded, NFKC, letters and digits only), so X-Tenant-PIN also matches x_tenant_pin; it matches whole names, not parts. net.redact-names lists the added names; net.remove-redact-name removes one. Entries already in the log are not changed.",
                             changesState: true) { args in
-            .string(try logger.addRedactName(args[0].string))
+            .string(try state.get().addRedactName(args[0].string))
         }
         try host.addCommand("redact-names() -> string", summary: "The names added with net.redact-name (on top of the defaults)", jsonResult: true) { _ in
-            .string(JSON.array(logger.current.redactNames.map { name in
+            .string(JSON.array(try state.get().current.redactNames.map { name in
                 .object([("name", .string(name)), ("normalized", .string(Redactor.normalize(name)))])
             }).serialized())
         }
         try host.addCommand("remove-redact-name(name: string) -> string", summary: "Stop redacting an added name (the defaults stay)",
                             changesState: true) { args in
-            .string(try logger.removeRedactName(args[0].string))
+            .string(try state.get().removeRedactName(args[0].string))
         }
         try host.addCommand("limits(entries: i64 = 0, body_cap: i64 = -1, budget: i64 = -1) -> string",
                             summary: "Show or set the entry limit (1-100000), the per-body cap and the total body budget (bytes)",
                             changesState: true, jsonResult: true) { args in
+            let logger = try state.get()
             try logger.update { c in
                 if args[0].i64 > 0 { c.limits.entryLimit = Int(args[0].i64) }
                 if args[1].i64 >= 0 { c.limits.bodyCap = Int(args[1].i64) }
@@ -151,23 +167,26 @@ struct NetworkCommands {
             }
             let l = logger.current.limits
             return .string(JSON.object([("entries", .int(Int64(l.entryLimit))), ("bodyCap", .int(Int64(l.bodyCap))),
-                                        ("budget", .int(Int64(l.bodyBudget))), ("held", .int(Int64(store.count))),
-                                        ("storedBodyBytes", .int(Int64(store.storedBodyBytes)))]).serialized())
+                                        ("budget", .int(Int64(l.bodyBudget))), ("held", .int(Int64(logger.store.count))),
+                                        ("storedBodyBytes", .int(Int64(logger.store.storedBodyBytes)))]).serialized())
         }
         try host.addCommand("persist(days: i32) -> string",
                             summary: "Keep the (redacted) log in the state directory for this many days; 0 keeps it in memory only",
                             changesState: true) { args in
             let days = Int(args[0].i32)
             guard (0...3650).contains(days) else { throw CommandError.invalidArgument("days must be 0...3650") }
+            let logger = try state.get()
             try logger.update { $0.persistDays = days }
             return .string(days == 0 ? "the log is kept in memory only" : "the log is kept in \(logger.logFilePath ?? "?") for \(days) day\(days == 1 ? "" : "s")")
         }
-        try host.addCommand("open(file: string) -> string", summary: "Load a persisted log file (network-log.ndjson) into this session's log",
+        try host.addCommand("open(file: string) -> string",
+                            summary: "Load a log file in NDJSON (one entry's net.entry JSON per line, as network-log.ndjson was) into the log",
                             jsonResult: true) { args in
             let path = args[0].string
-            let contents: LogFile.Contents
-            do throws(LogFile.FileError) { contents = try LogFile.read(path) } catch { throw CommandError(error.description, status: PINCER_NOT_FOUND) }
-            store.restore(contents.entries)
+            let contents: LegacyLog.Contents
+            do throws(LegacyLog.FileError) { contents = try LegacyLog.read(path) } catch { throw CommandError(error.description, status: PINCER_NOT_FOUND) }
+            let logger = try state.get()
+            try logger.importing { logger.store.restore(contents.entries) }
             return .string(JSON.object([("file", .string(path)), ("loaded", .int(Int64(contents.entries.count))),
                                         ("skipped", .array(contents.skipped.map { .object([("line", .int(Int64($0.line))), ("reason", .string($0.reason))]) }))]).serialized())
         }
@@ -197,7 +216,7 @@ struct NetworkCommands {
         guard !host.isEmpty, !host.contains("/") else { throw CommandError.invalidArgument("host '\(args[0].string)' is not a host name") }
         let methods = args[2].string.split(separator: ",").map { String($0).trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
         let rule = CaptureRule(kind: kind, host: host, pathPrefix: args[1].string, methods: methods)
-        try logger.update { $0.rules.append(rule) }
+        try state.get().update { $0.rules.append(rule) }
         return .string("\(kind.rawValue): \(host)\(rule.pathPrefix)\(methods.isEmpty ? "" : " (\(rule.methods.joined(separator: ",")))")")
     }
 }
@@ -206,6 +225,19 @@ struct NetworkCommands {
 /// replaces the old one only when complete.
 enum HARFile {
     static func read(_ path: String) throws -> [UInt8] { try TextFile.readBytes(path) }
+
+    /// A read error ends the stream early: then the file is not replaced.
+    static func write(_ pages: LogDatabase.Pages, to path: String) throws -> Int {
+        var written = 0
+        _ = try TextFile.writeAtomically(to: path) { write in
+            try HARExport.write(pages, creator: (name: "pincer", version: "0.1.0")) { chunk in
+                try write(chunk)
+                written += chunk.count
+            }
+            if let error = pages.error { throw CommandError("\(path) not written: \(error)") }
+        }
+        return written
+    }
 
     static func write(_ entries: [NetworkEntry], to path: String) throws -> Int {
         try HARExport.writeFile(entries, creator: (name: "pincer", version: "0.1.0"), to: path)

@@ -67,31 +67,36 @@ struct LoggerConfig: Equatable {
 
 final class NetworkLogger: PincerPlugin {
     private var service: NetworkService?
+    private var state: FirstUse<LoggerState>?
 
+    // Registers only (SDK/include/pincer/entry.h): the configuration and the
+    // persisted log are opened by the first command, entry or service call
+    // that needs them.
     func register(with host: PluginHost) throws {
-        let config = host.storedDocument(LoggerConfig.key, what: "network logger settings", decode: LoggerConfig.decode) ?? LoggerConfig()
-        let store = NetworkStore(limits: config.limits, rules: config.rules, redactor: Redactor(extraNames: config.redactNames))
-        let logger = LoggerState(host: host, store: store, config: config)
-        logger.openPersistedLog()
-        let service = NetworkService(logger: logger)
+        let state = FirstUse { LoggerState(host: host) }
+        self.state = state
+        let service = NetworkService(state: state)
         self.service = service
 
-        store.listen { entry in
-            host.emit(PINCER_NETWORK_ENTRY_EVENT, payload: JSON.object([("id", .uint(entry.id)), ("state", .string(entry.state.rawValue))]).serialized())
-        }
         try host.addValueRow(id: "requests", title: "Logged requests", section: PINCER_SECTION_NETWORKING,
                              summary: "Requests in the log (failures: status >= 400 or no response)") {
-            let all = store.entries()
-            return "\(all.count) (\(all.filter(\.isFailure).count) failed, \(all.filter { $0.state == .pending }.count) pending)"
+            var count = 0, failed = 0, pending = 0
+            try state.get().forEach(NetworkFilter.all, detail: .columns) { e in
+                count += 1
+                if e.isFailure { failed += 1 }
+                if e.state == .pending { pending += 1 }
+                return true
+            }
+            return "\(count) (\(failed) failed, \(pending) pending)"
         }
         try host.addPage(id: "recent", title: "Recent requests", section: PINCER_SECTION_NETWORKING,
                          summary: "The last 20 requests, newest first") {
-            store.entries().suffix(20).reversed().map { e in
+            try state.get().recent(20).map { e in
                 ("#\(e.id) \(e.method) \(e.status.map(String.init) ?? e.state.rawValue)", Optional(e.url))
             }
         }
         try host.addPage(id: "stats", title: "Traffic stats", section: PINCER_SECTION_NETWORKING, summary: "As net.stats") {
-            TrafficStats(store.entries()).json.objectValue?.compactMap { key, value in
+            TrafficStats(try state.get().statsEntries(NetworkFilter.all)).json.objectValue?.compactMap { key, value in
                 switch value {
                 case .array, .object: nil
                 default: (key, Optional(value.stringValue ?? value.serialized()))
@@ -99,26 +104,51 @@ final class NetworkLogger: PincerPlugin {
             } ?? []
         }
         try host.addAction(id: "clear", title: "Clear the log", command: "clear", section: PINCER_SECTION_NETWORKING)
-        try NetworkCommands(logger: logger).register(with: host)
+        try NetworkCommands(state: state).register(with: host)
         try host.publishService(PINCER_NETWORK_SERVICE_ID, table: UnsafeRawPointer(service.table))
+    }
+
+    func shutdown() {
+        state?.ifOpen?.shutdown()
     }
 }
 
+extension NetworkFilter {
+    /// The empty filter (every entry).
+    static let all = try! NetworkFilter("")
+}
+
 /// The store plus what the commands change about it: configuration and the
-/// persisted log file.
+/// persisted log.
 final class LoggerState: @unchecked Sendable {
     let host: PluginHost
     let store: NetworkStore
     private let config: Mutex<LoggerConfig>
-    private let persistence = Mutex<UInt64?>(nil)
     /// One configuration change at a time (commands and the service's
     /// add_redact_name may run on different threads).
     private let updating = Mutex<Void>(())
+    /// The persisted log, opened when persistence is on and something reads or records.
+    private let opened = Mutex<LogDatabase?>(nil)
+    private let opening = Mutex<Void>(())
+    /// The flush timer's thread is running / should stop (shutdown).
+    private let timerRunning = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+    /// Imports in progress: the timer leaves their entries to whole batches
+    /// (and the import's final flush), so an import is a handful of transactions.
+    private let bulk = Atomic<Int>(0)
 
-    init(host: PluginHost, store: NetworkStore, config: LoggerConfig) {
+    init(host: PluginHost) {
+        let config = host.storedDocument(LoggerConfig.key, what: "network logger settings", decode: LoggerConfig.decode) ?? LoggerConfig()
         self.host = host
-        self.store = store
+        self.store = NetworkStore(limits: config.limits, rules: config.rules, redactor: Redactor(extraNames: config.redactNames))
         self.config = Mutex(config)
+        store.listen { entry in
+            host.emit(PINCER_NETWORK_ENTRY_EVENT, payload: JSON.object([("id", .uint(entry.id)), ("state", .string(entry.state.rawValue))]).serialized())
+        }
+        store.listen { [weak self] entry in
+            guard entry.state != .pending, let self else { return }
+            self.persist(entry)
+        }
     }
 
     var current: LoggerConfig { config.withLock { $0 } }
@@ -144,7 +174,16 @@ final class LoggerState: @unchecked Sendable {
             if before.limits != next.limits { store.setLimits(next.limits) }
             if before.rules != next.rules { store.setRules(next.rules) }
             if before.redactNames != next.redactNames { store.setRedactedNames(next.redactNames) }
-            if before.persistDays != next.persistDays { openPersistedLog(loadEntries: false) }
+            // Retention of the new period at once (opening applies it).
+            if before.persistDays != next.persistDays {
+                if next.persistDays == 0 {
+                    try flush() // what was recorded while persistence was on is kept
+                } else if let db = opened.withLock({ $0 }) {
+                    try applyRetention(db, days: next.persistDays)
+                } else {
+                    _ = try database()
+                }
+            }
         }
     }
 
@@ -181,38 +220,152 @@ final class LoggerState: @unchecked Sendable {
         return "removed \(removed.map { "'\($0)'" }.joined(separator: ", ")); the defaults still apply"
     }
 
-    /// The log file in the state directory, when the host tells where that is.
-    var logFilePath: String? { host.stateDirectory.map { $0 + "/network-log.ndjson" } }
+    // MARK: The persisted log
 
-    /// With persistence on: drops expired lines, loads the rest into the
-    /// store, then appends each finished entry as it comes.
-    func openPersistedLog(loadEntries: Bool = true) {
-        persistence.withLock { token in
-            if let token { store.stopListening(token) }
-            token = nil
-        }
-        let days = current.persistDays
-        guard days > 0, let path = logFilePath else { return }
-        let cutoff = Clock.now() - Double(days) * 86_400
-        do {
-            let contents = try LogFile.compact(path, keepingSince: cutoff)
-            if loadEntries { store.restore(contents.entries) }
-            if !contents.skipped.isEmpty {
-                host.log(.warning, "\(path): skipped \(contents.skipped.count) damaged line(s), first at line \(contents.skipped[0].line): \(contents.skipped[0].reason)")
+    /// The database file in the state directory, when the host tells where that is.
+    var logFilePath: String? { host.stateDirectory.map { $0 + "/" + LogDatabase.fileName } }
+
+    /// The persisted log when persistence is on (opened now if this is the
+    /// first use: migration of an old NDJSON log, then retention), else nil.
+    func database() throws -> LogDatabase? {
+        guard current.persistDays > 0, let directory = host.stateDirectory else { return nil }
+        if let db = opened.withLock({ $0 }) { return db }
+        return try opening.withLock { _ -> LogDatabase in
+            if let db = opened.withLock({ $0 }) { return db }
+            let store = self.store
+            let db: LogDatabase
+            do { db = try LogDatabase.open(directory: directory, redact: store.redactedForDisplay) } catch {
+                throw CommandError("cannot open the persisted network log: \(error)")
             }
-        } catch {
-            // No file yet is the normal first run.
-            if LogFileProbe.exists(path) { host.log(.error, "cannot read the persisted network log: \(error)") }
+            for warning in db.warnings { host.log(.warning, warning) }
+            try applyRetention(db, days: current.persistDays)
+            opened.withLock { $0 = db }
+            return db
         }
-        let host = self.host
-        let token = store.listen { entry in
-            guard entry.state != .pending else { return }
-            do { try LogFile.append(entry, to: path) } catch { host.log(.error, "cannot persist entry \(entry.id): \(error)") }
-        }
-        persistence.withLock { $0 = token }
     }
-}
 
-enum LogFileProbe {
-    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    private func applyRetention(_ db: LogDatabase, days: Int) throws {
+        do { try db.deleteRecorded(before: Clock.now() - Double(days) * 86_400) } catch {
+            throw CommandError("cannot apply the retention period to the persisted network log: \(error)")
+        }
+    }
+
+    /// A finished entry into the persisted log's queue (written by the
+    /// timer within `flushInterval`, when a batch fills, or by `flush`).
+    private func persist(_ entry: NetworkEntry) {
+        do {
+            guard let db = try database() else { return }
+            if try db.enqueue(entry) { startTimer(db) }
+        } catch {
+            host.log(.error, "cannot persist entry \(entry.id): \(error)")
+        }
+    }
+
+    /// Writes what is queued (each command that reads or imports does this first).
+    func flush() throws {
+        guard let db = opened.withLock({ $0 }) else { return }
+        do { try db.flush() } catch { throw CommandError("cannot write to the persisted network log: \(error)") }
+    }
+
+    static let flushInterval: UInt32 = 200_000  // µs
+
+    private func startTimer(_ db: LogDatabase) {
+        guard !stopping.load(ordering: .acquiring),
+              timerRunning.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        let started = BackgroundThread.start { [self] in
+            while true {
+                // Short naps so shutdown never waits long for this thread.
+                for _ in 0..<20 where !stopping.load(ordering: .acquiring) { usleep(Self.flushInterval / 20) }
+                if stopping.load(ordering: .acquiring) { break }
+                if bulk.load(ordering: .acquiring) > 0 { continue }
+                do { try db.flush() } catch { host.log(.error, "cannot write to the persisted network log: \(error)") }
+                if db.queued > 0 { continue }
+                timerRunning.store(false, ordering: .releasing)
+                // An entry queued after the check above found the timer still running: take it back.
+                guard db.queued > 0, timerRunning.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+            }
+            timerRunning.store(false, ordering: .releasing)
+        }
+        if !started {
+            timerRunning.store(false, ordering: .releasing)
+            do { try db.flush() } catch { host.log(.error, "cannot write to the persisted network log: \(error)") }
+        }
+    }
+
+    /// Runs an import: its entries are written in whole batches, the last
+    /// one before this returns (an imported entry is acknowledged with the command).
+    func importing<T>(_ body: () throws -> T) throws -> T {
+        bulk.add(1, ordering: .acquiringAndReleasing)
+        defer { bulk.subtract(1, ordering: .acquiringAndReleasing) }
+        let result = try body()
+        try flush()
+        return result
+    }
+
+    /// At host shutdown: stops the timer, then writes what is queued.
+    func shutdown() {
+        stopping.store(true, ordering: .releasing)
+        var waited = 0
+        while timerRunning.load(ordering: .acquiring) && waited < 2_000 { usleep(1_000); waited += 1 }
+        do { try flush() } catch { host.log(.error, "\(error)") }
+    }
+
+    // MARK: Reading the log (the database with persistence on, else the store)
+
+    /// Every entry matching `filter`, oldest first, page by page from the
+    /// database (at most a page held), or from the store.
+    func forEach(_ filter: NetworkFilter, detail: LogDatabase.Detail = .full, _ body: (NetworkEntry) throws -> Bool) throws {
+        if let db = try database() {
+            try flush()
+            try db.forEach(filter: filter, detail: detail, body)
+        } else {
+            for e in store.entries() where filter.matches(e) {
+                if try !body(e) { return }
+            }
+        }
+    }
+
+    func entries(_ filter: NetworkFilter, detail: LogDatabase.Detail = .full) throws -> [NetworkEntry] {
+        var all: [NetworkEntry] = []
+        try forEach(filter, detail: detail) { all.append($0); return true }
+        return all
+    }
+
+    /// What net.stats needs: from the columns alone when the filter maps to them.
+    func statsEntries(_ filter: NetworkFilter) throws -> [NetworkEntry] { try entries(filter, detail: .columns) }
+
+    func entry(_ id: UInt64) throws -> NetworkEntry? {
+        if let db = try database() {
+            try flush()
+            do { return try db.entry(id) } catch { throw CommandError("\(error)") }
+        }
+        return store.entry(id)
+    }
+
+    func count() throws -> Int {
+        if let db = try database() {
+            try flush()
+            do { return try db.count() } catch { throw CommandError("\(error)") }
+        }
+        return store.count
+    }
+
+    /// The newest `n` entries, newest first.
+    func recent(_ n: Int) throws -> [NetworkEntry] {
+        if let db = try database() {
+            try flush()
+            do { return try db.page(filter: NetworkFilter.all, limit: n, detail: .columns, descending: true).entries } catch {
+                throw CommandError("\(error)")
+            }
+        }
+        return store.entries().suffix(n).reversed()
+    }
+
+    /// Empties the log (and the persisted one). Returns how many entries it held.
+    func clear() throws -> Int {
+        let held = store.count
+        store.clear()
+        guard let db = try database() else { return held }
+        do { return try db.clear() } catch { throw CommandError("cannot clear the persisted network log: \(error)") }
+    }
 }

@@ -7,12 +7,26 @@ import Glibc
 /// The "pincer.network/1" table (SDK/include/pincer/network.h): how capture
 /// code and any other recorder put exchanges into the log.
 final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked Sendable {
-    let logger: LoggerState
-    var store: NetworkStore { logger.store }
+    private let state: FirstUse<LoggerState>
 
-    init(logger: LoggerState) {
-        self.logger = logger
+    init(state: FirstUse<LoggerState>) {
+        self.state = state
         super.init(table: NetworkService.makeTable(), header: \.header)
+    }
+
+    /// The logger, opened by the first call that needs it.
+    var logger: LoggerState {
+        get throws { try state.get() }
+    }
+
+    /// Runs `body` with the logger; an open that fails becomes `failed` and last_error.
+    static func with<R>(_ ctx: UnsafeMutableRawPointer?, failed: R, _ body: (NetworkService, LoggerState) -> R) -> R {
+        NetworkService.with(ctx) { s in
+            do { return body(s, try s.logger) } catch {
+                _ = s.fail(PINCER_FAILED, "network logger: \(error)")
+                return failed
+            }
+        }
     }
 
     static func headers(_ list: UnsafePointer<pincer_http_header_t>?, _ count: UInt32) -> [Header]? {
@@ -48,7 +62,7 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
     private static func makeTable() -> pincer_network_service_t {
         var t = pincer_network_service_t()
         t.begin = { ctx, request in
-            NetworkService.with(ctx) { s in
+            NetworkService.with(ctx, failed: 0) { s, logger in
                 guard let r = request?.pointee, r.struct_size >= UInt32(MemoryLayout<pincer_network_request_t>.size) else {
                     _ = s.fail(PINCER_INVALID_ARGUMENT, "begin: request is NULL or its struct_size is too small")
                     return 0
@@ -59,7 +73,7 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
                 }
                 let urlText = String(cString: url)
                 guard URLParts(urlText) != nil else {
-                    _ = s.fail(PINCER_INVALID_ARGUMENT, "begin: '\(s.store.redactor.url(urlText))' is not an absolute URL")
+                    _ = s.fail(PINCER_INVALID_ARGUMENT, "begin: '\(logger.store.redactor.url(urlText))' is not an absolute URL")
                     return 0
                 }
                 guard let headers = NetworkService.headers(r.headers, r.header_count), let body = NetworkService.bytes(r.body, r.body_length) else {
@@ -67,12 +81,12 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
                     return 0
                 }
                 let started = r.started_at > 0 ? r.started_at : Clock.now()
-                return s.store.begin(source: .captured, startedAt: started, method: String(cString: method), url: urlText,
+                return logger.store.begin(source: .captured, startedAt: started, method: String(cString: method), url: urlText,
                                      headers: headers, body: body, stubbed: r.flags & PINCER_NETWORK_STUBBED != 0) ?? 0
             }
         }
         t.complete = { ctx, id, response in
-            NetworkService.with(ctx) { s in
+            NetworkService.with(ctx, failed: PINCER_FAILED) { s, logger in
                 guard let r = response?.pointee, r.struct_size >= UInt32(MemoryLayout<pincer_network_response_t>.size) else {
                     return s.fail(PINCER_INVALID_ARGUMENT, "complete: response is NULL or its struct_size is too small")
                 }
@@ -87,20 +101,20 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
                 raw.redirectURL = r.redirect_url.map { String(cString: $0) } ?? ""
                 raw.serverIP = r.server_ip.map { String(cString: $0) }
                 raw.timings = NetworkService.timings(r.timings)
-                return s.store.complete(id, raw) ? PINCER_OK : s.fail(PINCER_NOT_FOUND, "complete: no pending entry \(id) (unknown or evicted)")
+                return logger.store.complete(id, raw) ? PINCER_OK : s.fail(PINCER_NOT_FOUND, "complete: no pending entry \(id) (unknown or evicted)")
             }
         }
         t.fail = { ctx, id, error, timings in
-            NetworkService.with(ctx) { s in
+            NetworkService.with(ctx, failed: PINCER_FAILED) { s, logger in
                 guard let error else { return s.fail(PINCER_INVALID_ARGUMENT, "fail: error is NULL") }
-                return s.store.fail(id, error: String(cString: error), timings: timings.map { NetworkService.timings($0.pointee) })
+                return logger.store.fail(id, error: String(cString: error), timings: timings.map { NetworkService.timings($0.pointee) })
                     ? PINCER_OK : s.fail(PINCER_NOT_FOUND, "fail: no entry \(id) (unknown or evicted)")
             }
         }
         t.is_ignored = { ctx, method, url in
-            NetworkService.with(ctx) { s in
+            NetworkService.with(ctx, failed: false) { s, logger in
                 guard let method, let url else { return false }
-                return s.store.rule(method: String(cString: method), url: String(cString: url)) == .ignore
+                return logger.store.rule(method: String(cString: method), url: String(cString: url)) == .ignore
             }
         }
         t.last_error = { ctx in
@@ -109,10 +123,10 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
         // Version 1.1 of the table (ABI 1.4).
         t.header.version_minor = 1
         t.add_redact_name = { ctx, name in
-            NetworkService.with(ctx) { s in
+            NetworkService.with(ctx, failed: PINCER_FAILED) { s, logger in
                 guard let name else { return s.fail(PINCER_INVALID_ARGUMENT, "add_redact_name: name is NULL") }
                 do {
-                    try s.logger.addRedactName(String(cString: name))
+                    try logger.addRedactName(String(cString: name))
                     return PINCER_OK
                 } catch let error as CommandError {
                     return s.fail(error.status, "add_redact_name: \(error.message)")

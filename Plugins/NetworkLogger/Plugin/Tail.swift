@@ -6,8 +6,8 @@ import Glibc
 #endif
 
 /// net.tail: prints finished entries as they arrive. With persistence on it
-/// follows the log file, which is where an app in another process writes;
-/// otherwise it follows this process's store.
+/// follows the log database, which is where an app in another process
+/// writes; otherwise it follows this process's store.
 struct Tail {
     let logger: LoggerState
     let filter: NetworkFilter
@@ -23,10 +23,11 @@ struct Tail {
     /// until `limit` or until `cancelled` (Ctrl-C, --timeout: args.isCancelled).
     func run(cancelled: () -> Bool, _ show: (NetworkEntry) -> Void) throws -> CommandValue {
         let arrived = Mutex<[NetworkEntry]>([])
-        var follower: FileFollower?
+        var follower: DatabaseFollower?
         var token: UInt64?
-        if logger.current.persistDays > 0, let path = logger.logFilePath {
-            follower = FileFollower(path: path)
+        if let db = try logger.database() {
+            try logger.flush()
+            follower = try DatabaseFollower(db)
         } else {
             token = logger.store.listen { e in
                 guard e.state != .pending else { return }
@@ -40,8 +41,12 @@ struct Tail {
                 defer { list.removeAll() }
                 return list
             }
-            // The file is the logger's own, but may predate names added since (or this redactor).
-            if let follower { batch += follower.poll().map(logger.store.redactedForDisplay) }
+            // The log is the logger's own, but may predate names added since (or this redactor).
+            if let follower {
+                // This process's own entries are queued for the timer: write them first.
+                try logger.flush()
+                batch += try follower.poll().map(logger.store.redactedForDisplay)
+            }
             for e in batch where filter.matches(e) {
                 show(e)
                 shown += 1
@@ -53,37 +58,24 @@ struct Tail {
     }
 }
 
-/// Reads whole lines appended to a file since it was opened (tail -f).
-final class FileFollower {
-    private let path: String
-    private var offset: Int
-    private var partial: [UInt8] = []
+/// Reads the entries added to the persisted log (by any process) since it
+/// was opened, in id order (tail -f).
+final class DatabaseFollower {
+    private let db: LogDatabase
+    private var after: UInt64
 
-    init(path: String) {
-        self.path = path
-        var st = stat()
-        offset = stat(path, &st) == 0 ? Int(st.st_size) : 0
+    init(_ db: LogDatabase) throws {
+        self.db = db
+        do { after = try db.lastID() } catch { throw CommandError("\(error)") }
     }
 
-    func poll() -> [NetworkEntry] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return [] }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return [] }
-        if Int(st.st_size) < offset { offset = 0; partial = [] } // compacted or replaced
-        guard Int(st.st_size) > offset else { return [] }
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size) - offset)
-        let n = pread(fd, &bytes, bytes.count, off_t(offset))
-        guard n > 0 else { return [] }
-        offset += n
-        partial += bytes[0..<n]
-        var entries: [NetworkEntry] = []
-        while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
-            let line = Array(partial[..<newline])
-            partial.removeSubrange(...newline)
-            if let json = try? JSON.parse(bytes: line), let e = try? NetworkEntry(json: json) { entries.append(e) }
+    func poll() throws -> [NetworkEntry] {
+        do {
+            let (entries, _) = try db.page(filter: NetworkFilter.all, after: after)
+            if let last = entries.last { after = last.id }
+            return entries
+        } catch {
+            throw CommandError("\(error)")
         }
-        return entries
     }
 }

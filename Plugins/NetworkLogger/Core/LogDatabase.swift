@@ -1,0 +1,531 @@
+import PincerPluginKit
+import PincerSQLite
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Unix time in seconds.
+public enum WallClock {
+    public static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
+
+/// The persisted log: `<state>/network-log.sqlite` (PincerSQLite), one row
+/// per finished entry with the columns filters and views need, indexed,
+/// and the entry's redacted JSON. Opening reads no rows (no integrity scan
+/// either: a file that is not a database is still found and set aside).
+/// Entries are queued and written in batches, one transaction each; reads
+/// go page by page by id (keyset), so no view holds the whole log. Ids are
+/// the database's (AUTOINCREMENT): unique across processes writing at once
+/// and never reused, even after `clear`.
+public final class LogDatabase: @unchecked Sendable {
+    // Safety of @unchecked Sendable: `file` (and its statements) is only
+    // used holding `lock`; the queue has its own mutex.
+
+    public static let fileName = "network-log.sqlite"
+    /// The log before it moved to SQLite: one entry's JSON per line.
+    public static let legacyFileName = "network-log.ndjson"
+
+    /// A batch is written when this many entries (or `batchBytes` of JSON) are queued.
+    public static let batchEntries = 1000
+    public static let batchBytes = 8 << 20
+    /// Size of a page read from the database.
+    public static let pageSize = 256
+
+    static let schema = SQLiteSchema(migrations: ["""
+        CREATE TABLE entries(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            recorded_at REAL NOT NULL,
+            started_at REAL NOT NULL,
+            method TEXT NOT NULL,
+            method_key TEXT NOT NULL,
+            host TEXT NOT NULL,
+            url TEXT NOT NULL,
+            status INTEGER,
+            state TEXT NOT NULL,
+            duration REAL NOT NULL,
+            response_size INTEGER NOT NULL,
+            source TEXT NOT NULL,
+            stubbed INTEGER NOT NULL,
+            json BLOB NOT NULL
+        );
+        CREATE INDEX entries_recorded_at ON entries(recorded_at);
+        CREATE INDEX entries_started_at ON entries(started_at);
+        CREATE INDEX entries_host ON entries(host);
+        CREATE INDEX entries_status ON entries(status);
+        CREATE INDEX entries_method ON entries(method_key);
+        CREATE TABLE imports(
+            source TEXT PRIMARY KEY,
+            imported INTEGER NOT NULL,
+            skipped INTEGER NOT NULL,
+            at REAL NOT NULL
+        );
+        """],
+        // NORMAL: a commit survives the process crashing, not the machine
+        // losing power (the README says so); FULL would fsync every batch.
+        synchronousFull: false,
+        // Constant-time open: quick_check reads every page.
+        quickCheckAtOpen: false)
+
+    public let path: String
+    /// For people: a damaged file set aside, an old log migrated (with its damaged lines).
+    public private(set) var warnings: [String] = []
+
+    private let file: SQLiteFile
+    private let lock = Mutex<Void>(())
+
+    private struct Row: Sendable {
+        var recordedAt: Double, startedAt: Double, method: String, methodKey: String, host: String, url: String
+        var status: Int?, state: String, duration: Double, responseSize: Int, source: String, stubbed: Bool
+        var json: [UInt8]
+    }
+    private struct Queue: Sendable {
+        var rows: [Row] = []
+        var bytes = 0
+    }
+    private let queue = Mutex(Queue())
+    private let appendTransactions = Atomic<Int>(0)
+
+    /// Transactions that appended entries so far (each writes a whole batch).
+    public var batchesWritten: Int { appendTransactions.load(ordering: .relaxed) }
+
+    private init(path: String, file: SQLiteFile) {
+        self.path = path
+        self.file = file
+    }
+
+    /// Opens (creating) `<directory>/network-log.sqlite`; a damaged file is
+    /// set aside and a new log started. An old `network-log.ndjson` beside
+    /// it is imported once (each entry through `redact`), then renamed
+    /// `.migrated`.
+    public static func open(directory: String, redact: (NetworkEntry) -> NetworkEntry) throws(SQLiteError) -> LogDatabase {
+        let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        let path = dir + "/" + fileName
+        let file = try SQLiteFile.open(path: path, what: "network log", schema: schema)
+        // Checkpoint every 16 MB of WAL rather than 4 MB: a big import then
+        // pays a handful of checkpoints (each syncs) instead of dozens.
+        try file.execute("PRAGMA wal_autocheckpoint=4096")
+        let db = LogDatabase(path: path, file: file)
+        if let aside = file.setAsideWarning { db.warnings.append(aside + " (the log starts empty)") }
+        if let report = try db.migrate(dir + "/" + legacyFileName, redact: redact) { db.warnings.append(report) }
+        return db
+    }
+
+    // MARK: Writing
+
+    /// Queues a finished entry (serialised once, now) for the next batch;
+    /// writes the batch at once when it is full. Returns true when entries
+    /// are left waiting for `flush` (a timer's or the command's).
+    @discardableResult
+    public func enqueue(_ entry: NetworkEntry) throws(SQLiteError) -> Bool {
+        let row = Self.row(entry)
+        let full = queue.withLock { q -> Bool in
+            q.rows.append(row)
+            q.bytes += row.json.count
+            return q.rows.count >= Self.batchEntries || q.bytes >= Self.batchBytes
+        }
+        if full { try flush() }
+        return queue.withLock { !$0.rows.isEmpty }
+    }
+
+    /// Writes every queued entry in one transaction. Returns how many.
+    @discardableResult
+    public func flush() throws(SQLiteError) -> Int {
+        try lock.withLock { _ throws(SQLiteError) -> Int in
+            // Taken under the file lock so batches are written in the order queued.
+            let rows = queue.withLock { q -> [Row] in
+                defer { q = Queue() }
+                return q.rows
+            }
+            if rows.isEmpty { return 0 }
+            try file.transaction("appending \(rows.count) entr\(rows.count == 1 ? "y" : "ies")") { () throws(SQLiteError) in
+                for row in rows { try insert(row) }
+            }
+            appendTransactions.add(1, ordering: .relaxed)
+            return rows.count
+        }
+    }
+
+    /// Entries waiting in the queue.
+    public var queued: Int { queue.withLock { $0.rows.count } }
+
+    /// Appends entries now, in one transaction (what `flush` does with the queue).
+    public func append(_ entries: [NetworkEntry]) throws(SQLiteError) {
+        let rows = entries.map(Self.row)
+        try lock.withLock { _ throws(SQLiteError) in
+            try file.transaction("appending \(rows.count) entries") { () throws(SQLiteError) in
+                for row in rows { try insert(row) }
+            }
+            appendTransactions.add(1, ordering: .relaxed)
+        }
+    }
+
+    private static func row(_ entry: NetworkEntry) -> Row {
+        var e = entry
+        // The row's id is the entry's; the JSON's would be this process's only.
+        e.id = 0
+        return Row(recordedAt: e.recordedAt, startedAt: e.startedAt, method: e.method, methodKey: e.method.uppercased(),
+                   host: URLParts(e.url)?.host ?? "", url: e.url, status: e.status, state: e.state.rawValue,
+                   duration: e.duration, responseSize: e.responseBody.size, source: e.source.rawValue, stubbed: e.stubbed,
+                   json: e.json.serializedBytes())
+    }
+
+    private func insert(_ row: Row) throws(SQLiteError) {
+        let s = try file.statement("""
+            INSERT INTO entries(recorded_at, started_at, method, method_key, host, url, status, state,
+                                duration, response_size, source, stubbed, json)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            """)
+        try s.bind(1, double: row.recordedAt)
+        try s.bind(2, double: row.startedAt)
+        try s.bind(3, text: row.method)
+        try s.bind(4, text: row.methodKey)
+        try s.bind(5, text: row.host)
+        try s.bind(6, text: row.url)
+        if let status = row.status { try s.bind(7, int64: Int64(status)) } else { try s.bindNull(7) }
+        try s.bind(8, text: row.state)
+        try s.bind(9, double: row.duration)
+        try s.bind(10, int64: Int64(row.responseSize))
+        try s.bind(11, text: row.source)
+        try s.bind(12, int64: row.stubbed ? 1 : 0)
+        try s.bind(13, utf8: row.json)
+        try s.run("appending an entry")
+    }
+
+    /// Retention: deletes the entries recorded before `cutoff` (Unix
+    /// seconds), through the recorded_at index. Returns how many.
+    @discardableResult
+    public func deleteRecorded(before cutoff: Double) throws(SQLiteError) -> Int {
+        try lock.withLock { _ throws(SQLiteError) -> Int in
+            try file.transaction("deleting entries older than the retention period") { () throws(SQLiteError) -> Int in
+                let s = try file.statement("DELETE FROM entries WHERE recorded_at < ?1")
+                try s.bind(1, double: cutoff)
+                try s.run("deleting old entries")
+                return file.changes
+            }
+        }
+    }
+
+    /// Removes every entry (queued ones too). Returns how many were stored.
+    @discardableResult
+    public func clear() throws(SQLiteError) -> Int {
+        queue.withLock { $0 = Queue() }
+        return try lock.withLock { _ throws(SQLiteError) -> Int in
+            try file.transaction("clearing the log") { () throws(SQLiteError) -> Int in
+                try file.statement("DELETE FROM entries").run("clearing the log")
+                return file.changes
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    /// How many entries the database holds.
+    public func count() throws(SQLiteError) -> Int {
+        try lock.withLock { _ throws(SQLiteError) -> Int in Int(try file.scalar("SELECT count(*) FROM entries") ?? 0) }
+    }
+
+    /// The largest id so far (0 when empty).
+    public func lastID() throws(SQLiteError) -> UInt64 {
+        try lock.withLock { _ throws(SQLiteError) -> UInt64 in UInt64(max(0, try file.scalar("SELECT coalesce(max(id), 0) FROM entries") ?? 0)) }
+    }
+
+    /// One entry by id.
+    public func entry(_ id: UInt64) throws(SQLiteError) -> NetworkEntry? {
+        try lock.withLock { _ throws(SQLiteError) -> NetworkEntry? in
+            let s = try file.statement("SELECT id, json FROM entries WHERE id = ?1")
+            defer { s.reset() }
+            try s.bind(1, int64: Int64(clamping: id))
+            return try s.step("reading entry \(id)") ? try decode(s) : nil
+        }
+    }
+
+    /// What a page read yields per row.
+    public enum Detail: Sendable {
+        /// The whole entry (its JSON decoded).
+        case full
+        /// What the columns hold (id, method, url, status, state, duration,
+        /// response size, source, stubbed, start): enough for net.list and
+        /// net.stats without decoding JSON. Bodies and headers are empty.
+        case columns
+    }
+
+    /// The entries matching `filter` with id > `after`, in id order, at
+    /// most `limit`: one page, read with the filter's indexed terms in the
+    /// WHERE clause and the rest checked per row. Returns the page and the
+    /// id to continue after (nil at the end).
+    public func page(filter: NetworkFilter, after: UInt64 = 0, limit: Int = pageSize, detail: Detail = .full,
+                     descending: Bool = false) throws(SQLiteError) -> (entries: [NetworkEntry], next: UInt64?) {
+        let condition = Self.numbered(filter.sqlCondition)
+        // Rows are decoded when the filter must see the whole entry, or the caller wants it.
+        let needFull = detail == .full || condition?.exact != true
+        let sql = Self.pageSQL(condition, needFull: needFull, descending: descending, fromTheEnd: descending && after == 0)
+        return try lock.withLock { _ throws(SQLiteError) -> ([NetworkEntry], UInt64?) in
+            let s = try file.statement(sql)
+            defer { s.reset() }
+            try s.bind(1, int64: Int64(clamping: after))
+            try s.bind(2, int64: Int64(limit))
+            var index: Int32 = 3
+            for argument in condition?.arguments ?? [] {
+                switch argument {
+                case .text(let t): try s.bind(index, text: t)
+                case .int(let i): try s.bind(index, int64: i)
+                case .double(let d): try s.bind(index, double: d)
+                }
+                index += 1
+            }
+            var result: [NetworkEntry] = []
+            var rows = 0
+            var last: UInt64 = after
+            while try s.step("reading a page of the log") {
+                rows += 1
+                last = UInt64(s.int64(0))
+                let full = needFull ? try decode(s, jsonColumn: 10) : nil
+                if condition?.exact != true, let full, !filter.matches(full) { continue }
+                result.append(detail == .full ? full! : Self.light(s))
+            }
+            return (result, rows < limit ? nil : last)
+        }
+    }
+
+    /// Every entry matching `filter`, page by page, in id order: `body`
+    /// sees each (and may stop by returning false); at most a page is held.
+    public func forEach(filter: NetworkFilter, detail: Detail = .full, _ body: (NetworkEntry) throws -> Bool) throws {
+        var after: UInt64 = 0
+        while true {
+            let (entries, next) = try page(filter: filter, after: after, detail: detail)
+            for e in entries {
+                if try !body(e) { return }
+            }
+            guard let next else { return }
+            after = next
+        }
+    }
+
+    /// The entries matching `filter` as a sequence read a page at a time
+    /// (net.export-har streams it): one pass; a read error ends it early
+    /// and is left in `error`.
+    public func pages(filter: NetworkFilter) -> Pages { Pages(self, filter) }
+
+    public final class Pages: Sequence, IteratorProtocol {
+        private let db: LogDatabase
+        private let filter: NetworkFilter
+        private var after: UInt64 = 0
+        private var buffer: [NetworkEntry] = []
+        private var index = 0
+        private var done = false
+        /// Why the sequence ended early, if it did.
+        public private(set) var error: SQLiteError?
+        /// Entries yielded so far.
+        public private(set) var count = 0
+
+        init(_ db: LogDatabase, _ filter: NetworkFilter) {
+            self.db = db
+            self.filter = filter
+        }
+
+        public func next() -> NetworkEntry? {
+            while index >= buffer.count {
+                if done { return nil }
+                do throws(SQLiteError) {
+                    let (entries, next) = try db.page(filter: filter, after: after)
+                    buffer = entries
+                    index = 0
+                    if let next { after = next } else { done = true }
+                } catch {
+                    self.error = error
+                    done = true
+                    return nil
+                }
+            }
+            defer { index += 1 }
+            count += 1
+            return buffer[index]
+        }
+    }
+
+    /// The query plan SQLite chooses for a page with `filter` (EXPLAIN QUERY PLAN's details).
+    public func queryPlan(filter: NetworkFilter) throws(SQLiteError) -> [String] {
+        let condition = Self.numbered(filter.sqlCondition)
+        let sql = "EXPLAIN QUERY PLAN " + Self.pageSQL(condition, needFull: true, descending: false, fromTheEnd: false)
+        return try lock.withLock { _ throws(SQLiteError) -> [String] in
+            let s = try file.statement(sql)
+            defer { s.reset() }
+            try s.bind(1, int64: 0)
+            try s.bind(2, int64: 1)
+            var index: Int32 = 3
+            for argument in condition?.arguments ?? [] {
+                switch argument {
+                case .text(let t): try s.bind(index, text: t)
+                case .int(let i): try s.bind(index, int64: i)
+                case .double(let d): try s.bind(index, double: d)
+                }
+                index += 1
+            }
+            var plan: [String] = []
+            while try s.step("explaining a query") { plan.append(s.text(3)) }
+            return plan
+        }
+    }
+
+    /// A page's query: ?1 the keyset (the last id seen), ?2 the limit, ?3… the condition's.
+    private static func pageSQL(_ condition: NetworkFilter.SQLCondition?, needFull: Bool, descending: Bool, fromTheEnd: Bool) -> String {
+        let columns = "id, started_at, method, url, status, state, duration, response_size, source, stubbed" + (needFull ? ", json" : "")
+        let keyset = fromTheEnd ? "?1 = ?1" : descending ? "id < ?1" : "id > ?1"
+        return "SELECT \(columns) FROM entries WHERE \(keyset) AND (\(condition?.sql ?? "1")) ORDER BY id \(descending ? "DESC" : "ASC") LIMIT ?2"
+    }
+
+    /// The condition with its `?`s numbered from ?3 (?1 and ?2 are the
+    /// page's keyset and limit; a bare `?` would take the number after ?1).
+    private static func numbered(_ condition: NetworkFilter.SQLCondition?) -> NetworkFilter.SQLCondition? {
+        guard var c = condition else { return nil }
+        var sql = ""
+        var n = 3
+        for ch in c.sql {
+            if ch == "?" {
+                sql += "?\(n)"
+                n += 1
+            } else {
+                sql.append(ch)
+            }
+        }
+        c.sql = sql
+        return c
+    }
+
+    private func decode(_ s: SQLiteStatement, jsonColumn: Int32 = 1) throws(SQLiteError) -> NetworkEntry {
+        let id = UInt64(s.int64(0))
+        do {
+            var e = try NetworkEntry(json: JSON.parse(bytes: s.bytes(jsonColumn)))
+            e.id = id
+            return e
+        } catch {
+            throw SQLiteError(path: path, operation: "reading entry \(id)", code: 0, message: "\(error)",
+                              description: "network log \(path): entry \(id) is not a valid entry: \(error)")
+        }
+    }
+
+    /// An entry from the columns alone (Detail.columns).
+    private static func light(_ s: SQLiteStatement) -> NetworkEntry {
+        var e = NetworkEntry(source: EntrySource(rawValue: s.text(8)) ?? .imported, startedAt: s.double(1), method: s.text(2), url: s.text(3))
+        e.id = UInt64(s.int64(0))
+        e.status = s.isNull(4) ? nil : Int(s.int64(4))
+        e.state = EntryState(rawValue: s.text(5)) ?? .complete
+        // duration is the timings' total: all of it as wait.
+        e.timings.wait = s.double(6)
+        e.responseBody = Body(payload: .none, size: Int(s.int64(7)), mimeType: "")
+        e.stubbed = s.int64(9) != 0
+        return e
+    }
+
+    // MARK: Migration of the NDJSON log
+
+    /// Imports the old log file once, in one transaction: a row in
+    /// `imports` names the file (device, inode, size, modification time),
+    /// so a second process starting at the same time (it waits for the
+    /// write lock, then finds the row) or a crash before the rename does
+    /// not import it twice. The file is then renamed `.migrated`, never deleted.
+    private func migrate(_ legacy: String, redact: (NetworkEntry) -> NetworkEntry) throws(SQLiteError) -> String? {
+        guard let identity = Self.identity(legacy) else { return nil }
+        let outcome = try lock.withLock { _ throws(SQLiteError) -> (imported: Int, skipped: [(line: Int, reason: String)])? in
+            try file.transaction("importing \(legacy)") { () throws(SQLiteError) -> (imported: Int, skipped: [(line: Int, reason: String)])? in
+                let seen = try file.statement("SELECT 1 FROM imports WHERE source = ?1")
+                defer { seen.reset() }
+                try seen.bind(1, text: identity)
+                if try seen.step("checking whether \(legacy) was imported") { return nil }
+                // Another process may have imported and renamed it while we waited for the lock.
+                guard Self.identity(legacy) == identity else { return nil }
+                let contents: LegacyLog.Contents
+                do throws(LegacyLog.FileError) { contents = try LegacyLog.read(legacy) } catch {
+                    throw SQLiteError(path: path, operation: "importing \(legacy)", code: 0, message: error.description,
+                                      description: "network log \(path): cannot import \(legacy): \(error.description)")
+                }
+                for e in contents.entries { try insert(Self.row(redact(e))) }
+                let mark = try file.statement("INSERT INTO imports(source, imported, skipped, at) VALUES (?1, ?2, ?3, ?4)")
+                try mark.bind(1, text: identity)
+                try mark.bind(2, int64: Int64(contents.entries.count))
+                try mark.bind(3, int64: Int64(contents.skipped.count))
+                try mark.bind(4, double: WallClock.now())
+                try mark.run("recording the import of \(legacy)")
+                return (contents.entries.count, contents.skipped)
+            }
+        }
+        // Imported (now or by a run that stopped before renaming): keep the old file under a new name.
+        var destination = legacy + ".migrated"
+        var code = StoreFiles.moveNoReplace(legacy, destination)
+        if code == EEXIST {
+            destination = legacy + ".migrated-" + StoreFiles.utcTimestamp()
+            code = StoreFiles.moveNoReplace(legacy, destination)
+        }
+        if code == ENOENT, let moved = [legacy + ".migrated"].first(where: { Self.identity($0) == identity }) {
+            // A process that found our import done (it waited for the lock) renamed it first.
+            destination = moved
+            code = 0
+        }
+        guard let outcome else { return nil }
+        var report = "imported \(outcome.imported) entr\(outcome.imported == 1 ? "y" : "ies") of the old network log \(legacy) into \(path)"
+        report += code == 0 ? "; the old file is kept as \(destination)" : "; renaming it to \(destination) failed (\(String(cString: strerror(code))))"
+        if !outcome.skipped.isEmpty {
+            let lines = outcome.skipped.prefix(10).map { "line \($0.line): \($0.reason)" }.joined(separator: "; ")
+            report += "; skipped \(outcome.skipped.count) damaged line(s), kept in that file: \(lines)"
+            if outcome.skipped.count > 10 { report += "; …" }
+        }
+        return report
+    }
+
+    /// "device:inode:size:mtime" of a regular file, nil when absent.
+    private static func identity(_ path: String) -> String? {
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+        return "\(st.st_dev):\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
+    }
+}
+
+/// The log's NDJSON form (the persisted log before SQLite, and `net.open`'s
+/// input): one entry's JSON per line; a damaged line is skipped and
+/// reported by line number, never fatal.
+public enum LegacyLog {
+    public struct Contents: Sendable {
+        public var entries: [NetworkEntry]
+        /// 1-based line numbers and why each was skipped.
+        public var skipped: [(line: Int, reason: String)]
+    }
+
+    public struct FileError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    public static func read(_ path: String) throws(FileError) -> Contents {
+        let bytes: [UInt8]
+        do { bytes = try TextFile.readBytes(path) } catch { throw FileError(description: "\(error)") }
+        return parse(bytes)
+    }
+
+    /// The entries of NDJSON bytes (untrusted: each line goes through
+    /// PincerJSON, with its nesting limit, then NetworkEntry(json:);
+    /// Fuzz/net-log.swift).
+    public static func parse(_ bytes: [UInt8]) -> Contents {
+        var result = Contents(entries: [], skipped: [])
+        var lineNumber = 0
+        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            if line.isEmpty { continue }
+            do {
+                let json = try JSON.parse(bytes: line)
+                result.entries.append(try NetworkEntry(json: json))
+            } catch {
+                result.skipped.append((lineNumber, "\(error)"))
+            }
+        }
+        return result
+    }
+
+    /// One entry as a line of this form.
+    public static func line(_ entry: NetworkEntry) -> [UInt8] {
+        entry.json.serializedBytes() + [UInt8(ascii: "\n")]
+    }
+}
