@@ -54,15 +54,13 @@ struct NetworkCommands {
         try host.addCommand("import-har(file: string) -> string", summary: "Add a HAR file's entries to the log (redacted on the way in)",
                             changesState: true, jsonResult: true) { args in
             let path = args[0].string
-            let bytes = try HARFile.read(path)
-            let result: HARImportResult
-            do { result = try HARImport.read(bytes) } catch { throw CommandError.invalidArgument("\(path): \(error)") }
+            // Streamed a batch at a time into the store (HAR.swift "Reading streams").
             var ignored = 0
-            for e in result.entries where store.add(e) == nil { ignored += 1 }
+            let result = try HARImport.readFile(path) { batch in ignored += batch.count - store.add(contentsOf: batch) }
             var fields: [(String, JSON)] = [
-                ("file", .string(path)), ("imported", .int(Int64(result.entries.count - ignored))),
+                ("file", .string(path)), ("imported", .int(Int64(result.read - ignored))),
                 ("ignored", .int(Int64(ignored))), ("skipped", .int(Int64(result.skipped.count))),
-                ("total", .int(Int64(result.entries.count + result.skipped.count))),
+                ("total", .int(Int64(result.read + result.skipped.count))),
             ]
             // Persistence is opt-in (the log may hold what a user would not
             // keep on disk), so an import never turns it on; it says where
@@ -74,7 +72,7 @@ struct NetworkCommands {
                 fields.append(("persisted", .bool(false)))
                 fields.append(("note", .string(NetworkCommands.notPersistedNote)))
             }
-            fields.append(("problems", .array(result.skipped.map { .object([("entry", .int(Int64($0.index))), ("reason", .string($0.reason))]) })))
+            fields.append(("problems", .array(result.skipped.map { .object([("entry", .int(Int64($0.index))), ("offset", $0.offset.map { .int(Int64($0)) } ?? .null), ("reason", .string($0.reason))]) })))
             return .string(JSON.object(fields).serialized())
         }
         try host.addCommand("stats(filter: string = \"\") -> string", summary: "Traffic stats: failures, percentiles, slowest endpoints, hosts",
