@@ -310,8 +310,16 @@ public final class NetworkStore: @unchecked Sendable {
             notes.append("\(side) body withheld: \(why)")
             return Body(payload: .withheld(reason: why), size: size, mimeType: mime)
         }
-        let payload = redactor.body(bytes, contentType: contentType ?? mime)
+        var payload = redactor.body(bytes, contentType: contentType ?? mime)
         if case .withheld(let why) = payload { notes.append("\(side) body withheld: \(why)") }
+        // Redaction writes into a buffer reserved for the input's size; the
+        // log may hold 100,000 bodies, so each keeps only the bytes it has.
+        if case .stored(let b) = payload, b.capacity - b.count > 64 {
+            // Array(b[...]) would share b's buffer: copy into one of b.count bytes.
+            payload = .stored([UInt8](unsafeUninitializedCapacity: b.count) { buffer, n in
+                n = b.withUnsafeBufferPointer { source in _ = buffer.initialize(from: source); return source.count }
+            })
+        }
         return Body(payload: payload, size: size, mimeType: mime)
     }
 
