@@ -358,6 +358,7 @@ public struct Redactor: Sendable {
     /// `Bearer <token>`, `name=value` / `name: value` after sensitive names,
     /// long high-entropy tokens after them, JWT signatures.
     func redactText(_ b: ArraySlice<UInt8>, into out: inout RedactionOutput, depth: Int) {
+        guard Redactor.textMayChange(b) else { out.copy(b); return }
         var i = b.startIndex
         var copied = b.startIndex
         func flush(to k: Int, _ out: inout RedactionOutput) {
@@ -391,7 +392,7 @@ public struct Redactor: Sendable {
             }
             let word = b[i..<k]
             // `Bearer <credentials>` and the other schemes that carry a token.
-            if word.count >= 3, word.count <= 9, Redactor.textSchemes.contains(rdLowercased(word)) {
+            if word.count >= 3, word.count <= 9, Redactor.isTextScheme(word) {
                 var s = k
                 while s < b.endIndex, b[s] == 0x20 || b[s] == 0x09 { s += 1 }
                 var t = s
@@ -422,6 +423,25 @@ public struct Redactor: Sendable {
             i = k
         }
         flush(to: b.endIndex, &out)
+    }
+
+    /// False when `redactText` certainly copies `b` unchanged, so most JSON
+    /// string values are not scanned word by word: every change it makes
+    /// needs a URL's `:`, a name's `=` or `:`, a space or tab (a scheme and
+    /// its token, a name and a high-entropy token), a quote closing a name,
+    /// or a word with two dots (a JWT).
+    static func textMayChange(_ b: ArraySlice<UInt8>) -> Bool {
+        var dots = 0
+        for c in b {
+            switch c {
+            case UInt8(ascii: ":"), UInt8(ascii: "="), 0x20, 0x09, UInt8(ascii: "\""), UInt8(ascii: "'"): return true
+            case UInt8(ascii: "."):
+                dots += 1
+                if dots >= 2 { return true }
+            default: break
+            }
+        }
+        return false
     }
 
     /// The range of the value to redact after `word` when `word` is a
@@ -477,7 +497,18 @@ public struct Redactor: Sendable {
     }
 
     /// Scheme words that are followed by a credential in text (`Bearer x`).
-    private static let textSchemes: Set<[UInt8]> = Set(["bearer", "basic", "token", "jwt", "dpop", "negotiate", "ntlm", "apikey"].map { Array($0.utf8) })
+    private static let textSchemes: [[UInt8]] = ["bearer", "basic", "token", "jwt", "dpop", "negotiate", "ntlm", "apikey"].map { Array($0.utf8) }
+
+    /// `word` is one of `textSchemes`, ignoring ASCII case. Compared in place:
+    /// lowercasing a copy of every word of a body to look it up in a Set was
+    /// a hot spot of JSON body redaction.
+    static func isTextScheme(_ word: ArraySlice<UInt8>) -> Bool {
+        for scheme in textSchemes where scheme.count == word.count {
+            // Only A-Z and a-z become a lowercase letter when 0x20 is set.
+            if zip(scheme, word).allSatisfy({ $0 == $1 | 0x20 }) { return true }
+        }
+        return false
+    }
 
     // MARK: - URLs
 
@@ -965,6 +996,7 @@ private struct RedactionJSONSplicer {
     mutating func redactString(in range: Range<Int>) {
         let inner = b[(range.lowerBound + 1)..<(range.upperBound - 1)]
         if !inner.contains(UInt8(ascii: "\\")) {
+            guard Redactor.textMayChange(inner) else { return }
             var out = RedactionOutput(capacity: inner.count)
             redactor.redactText(inner, into: &out, depth: 0)
             if !out.bytes.elementsEqual(inner) {
@@ -1265,10 +1297,6 @@ func rdEndsValueInText(_ b: UInt8) -> Bool {
 func rdIsToken68Byte(_ b: UInt8) -> Bool {
     rdIsAlpha(b) || rdIsDigit(b) || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_")
         || b == UInt8(ascii: "~") || b == UInt8(ascii: "+") || b == UInt8(ascii: "/") || b == UInt8(ascii: "=")
-}
-
-func rdLowercased(_ b: ArraySlice<UInt8>) -> [UInt8] {
-    b.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }
 }
 
 /// At least `minimum` bytes and not a plain word: a digit, a capital after
