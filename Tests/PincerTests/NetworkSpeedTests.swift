@@ -201,6 +201,20 @@ final class NetworkSpeedTests: XCTestCase {
         XCTAssertEqual((Fixture.json(imported.stdout)["result"] as? [String: Any])?["imported"] as? Int, 600, imported.stdout)
     }
 
+    /// A pipe cannot be mapped: it is read into memory and imported the same;
+    /// a directory is refused with a message that says so.
+    func testImportReadsAPipeAndRefusesADirectory() throws {
+        let state = NSTemporaryDirectory() + "pincer-netspeed-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let text = String(decoding: Self.document(300), as: UTF8.self)
+        let piped = try Fixture.pincer(["--json", "run", "net.import-har", "/dev/stdin"], stateDir: state, input: text)
+        XCTAssertEqual(piped.status, 0, piped.stderr)
+        XCTAssertEqual((Fixture.json(piped.stdout)["result"] as? [String: Any])?["imported"] as? Int, 300, piped.stdout)
+        let directory = try Fixture.pincer(["run", "net.import-har", NSTemporaryDirectory()], stateDir: state)
+        XCTAssertNotEqual(directory.status, 0)
+        XCTAssertTrue(directory.stderr.contains("it is a directory"), directory.stderr)
+    }
+
     // MARK: batched store path = one by one
 
     func testAddContentsOfStoresWhatAddStores() throws {

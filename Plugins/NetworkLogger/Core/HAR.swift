@@ -382,7 +382,8 @@ final class MappedFile {
     private let fd: Int32
     private var closed = false
 
-    init(_ path: String) throws {
+    /// nil when `path` is not a regular file (read it another way).
+    init?(_ path: String) throws {
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw CommandError("cannot open \(path): \(String(cString: strerror(errno)))", status: PINCER_NOT_FOUND)
@@ -392,6 +393,14 @@ final class MappedFile {
             let why = String(cString: strerror(errno))
             Glibc.close(fd)
             throw CommandError("cannot read \(path): \(why)")
+        }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            Glibc.close(fd)
+            throw CommandError("cannot read \(path): it is a directory", status: PINCER_INVALID_ARGUMENT)
+        }
+        if info.st_mode & S_IFMT != S_IFREG {
+            Glibc.close(fd)
+            return nil
         }
         let size = Int(info.st_size)
         if size == 0 {
@@ -536,8 +545,16 @@ public enum HARImport {
 
     /// Streams the HAR file at `path` (mapped, not read into memory) into
     /// `consume`; errors name the path.
+    /// A pipe or device (`/dev/stdin`) cannot be mapped: it is read into memory.
     public static func readFile(_ path: String, into consume: ([NetworkEntry]) -> Void) throws -> HARImportSummary {
-        let mapped = try MappedFile(path)
+        guard let mapped = try MappedFile(path) else {
+            let bytes = try TextFile.readBytes(path)
+            do {
+                return try bytes.withUnsafeBufferPointer { buffer throws(HARImportError) in try stream(buffer, into: consume) }
+            } catch {
+                throw CommandError.invalidArgument("\(path): \(error)")
+            }
+        }
         defer { mapped.close() }
         do {
             return try stream(mapped.bytes, done: mapped.drop(upTo:), into: consume)
