@@ -54,6 +54,16 @@ extension JSON {
         return try result.get()
     }
 
+    /// Checks that `bytes` are one JSON text exactly as `parse(bytes:)` would
+    /// accept them (same grammar, UTF-8 checks, depth limit and errors) without
+    /// building the value: nothing is allocated per string or container, so a
+    /// file of hundreds of megabytes can be checked before it is read piece by piece.
+    public static func validate(bytes: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) {
+        var parser = JSONParser(bytes)
+        parser.building = false
+        _ = try parser.parseDocument()
+    }
+
     /// Parses one JSON text (RFC 8259) given as UTF-8 bytes. Invalid UTF-8 is an error.
     public static func parse(bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSON {
         let parse = { (buffer: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONSyntaxError> in
@@ -159,6 +169,9 @@ private struct JSONParser {
     var pendingKeys: [String] = []
     /// Reused for strings with escapes.
     var scratch: [UInt8] = []
+    /// False for `validate`: every check runs, but strings are not decoded
+    /// into Strings and containers stay empty.
+    var building = true
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -213,7 +226,8 @@ private struct JSONParser {
                 skipWhitespace()
                 let next: UInt8? = index < bytes.count ? bytes[index] : nil
                 if isObject {
-                    openObjects[openObjects.count - 1].append((pendingKeys.removeLast(), value))
+                    let key = pendingKeys.removeLast()
+                    if building { openObjects[openObjects.count - 1].append((key, value)) }
                     if next == ASCII.comma {
                         index += 1
                         skipWhitespace()
@@ -228,7 +242,7 @@ private struct JSONParser {
                         throw unexpected("expected ',' or '}' after an object member")
                     }
                 } else {
-                    openArrays[openArrays.count - 1].append(value)
+                    if building { openArrays[openArrays.count - 1].append(value) }
                     if next == ASCII.comma {
                         index += 1
                         skipWhitespace()
@@ -425,6 +439,7 @@ private struct JSONParser {
             if byte == ASCII.quote {
                 let segment = UnsafeBufferPointer(rebasing: bytes[segmentStart..<index])
                 index += 1
+                if !building { return "" }
                 if !escaped { return String(decoding: segment, as: UTF8.self) }
                 scratch.append(contentsOf: segment)
                 return String(decoding: scratch, as: UTF8.self)

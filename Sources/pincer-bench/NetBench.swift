@@ -30,16 +30,18 @@ struct NetFigures: Sendable {
     var harError: String?
     var append: AppendFigures?
     var appendError: String?
+    var speed: HARSpeedFigures?
+    var speedError: String?
 
     var errors: [(part: String, message: String)] {
-        [("capture", captureError), ("har", harError), ("append", appendError)].compactMap { part, message in
+        [("capture", captureError), ("har", harError), ("append", appendError), ("har at size", speedError)].compactMap { part, message in
             message.map { (part, $0) }
         }
     }
 
     /// Every measurement ran and the capture and HAR targets were met (append is information).
     var passed: Bool {
-        errors.isEmpty && (capture?.passed ?? true) && (har?.passed ?? true)
+        errors.isEmpty && (capture?.passed ?? true) && (har?.passed ?? true) && (speed?.passed ?? true)
     }
 }
 
@@ -138,7 +140,7 @@ enum NetBench {
 
     static func run(requests: Int) -> NetFigures {
         var figures = NetFigures()
-        // PINCER_BENCH_NET=har (or capture, append) runs one piece, for profiling.
+        // PINCER_BENCH_NET=har (or capture, append, speed) runs one piece, for profiling.
         let only = getenv("PINCER_BENCH_NET").map { String(cString: $0) }
         if only == nil || only == "capture" {
             do { figures.capture = try CaptureBench.run(requests: requests) } catch { figures.captureError = error.message }
@@ -148,6 +150,9 @@ enum NetBench {
         }
         if only == nil || only == "append" {
             do { figures.append = try AppendBench.run(appends: AppendBench.appendCount) } catch { figures.appendError = error.message }
+        }
+        if only == nil || only == "speed" {
+            do { figures.speed = try HARSpeedBench.run() } catch { figures.speedError = error.message }
         }
         return figures
     }
@@ -558,5 +563,256 @@ enum AppendBench {
                 guard store.complete(id, response) else { throw BenchError("store.complete(\(id)) failed right after its begin") }
             }
         }
+    }
+}
+
+// MARK: - whole-command HAR import/export at size
+
+/// `pincer net.import-har` and `net.export-har` as whole processes on
+/// generated HAR files of about 6 KB an entry (JSON bodies, secrets in
+/// headers, query strings and JSON keys), with redaction and persistence,
+/// against Python's `json.load` + `json.dump` of the same file in the same
+/// run; and, in process, what a store holding 100,000 entries costs in RSS
+/// and what `clear` gives back.
+struct HARSpeedFigures: Sendable {
+    static let smallTargetSeconds = 0.5
+    static let pythonTargetRatio = 0.4
+    static let rssTargetRatio = 1.2
+    static let holdTargetRatio = 1.3
+    static let clearTargetBytes = 50 << 20
+
+    struct Command: Sendable {
+        var nanoseconds: UInt64
+        var maxRSSBytes: Int
+        var seconds: Double { Double(nanoseconds) / 1e9 }
+    }
+    struct Size: Sendable {
+        var entries: Int
+        var fileBytes: Int
+        var importCommand: Command
+        var exportCommand: Command
+        var exportedBytes: Int
+        var python: Command?
+        /// In process (pincer-bench): HARImport.stream + NetworkStore.add(contentsOf:), no persistence.
+        var inProcessNanoseconds: UInt64
+        var importRSSRatio: Double { Double(importCommand.maxRSSBytes) / Double(max(fileBytes, 1)) }
+        var pythonRatio: Double? { python.map { Double(importCommand.nanoseconds) / Double(max($0.nanoseconds, 1)) } }
+        var exportPythonRatio: Double? { python.map { Double(exportCommand.nanoseconds) / Double(max($0.nanoseconds, 1)) } }
+    }
+    var small: Size
+    var large: Size
+    var pythonError: String?
+    /// In process: RSS with no entries, holding `heldEntries`, after clear.
+    var heldEntries: Int
+    var storedBodyBytes: Int
+    /// Bodies plus every text of the entries (URL, headers, status texts...).
+    var storedBytes: Int
+    var emptyRSS: Int
+    var heldRSS: Int
+    var clearedRSS: Int
+    var holdRatio: Double { Double(heldRSS - emptyRSS) / Double(max(storedBytes, 1)) }
+    var clearedExcess: Int { clearedRSS - emptyRSS }
+
+    var smallPassed: Bool { small.importCommand.seconds <= HARSpeedFigures.smallTargetSeconds && small.exportCommand.seconds <= HARSpeedFigures.smallTargetSeconds }
+    var largePassed: Bool {
+        guard let r = large.pythonRatio, let e = large.exportPythonRatio else { return false }
+        return r <= HARSpeedFigures.pythonTargetRatio && e <= HARSpeedFigures.pythonTargetRatio && large.importRSSRatio <= HARSpeedFigures.rssTargetRatio
+    }
+    var memoryPassed: Bool { holdRatio <= HARSpeedFigures.holdTargetRatio && clearedExcess <= HARSpeedFigures.clearTargetBytes }
+    var passed: Bool { smallPassed && largePassed && memoryPassed }
+}
+
+enum HARSpeedBench {
+    static let smallEntries = 10_000
+    static let largeEntries = 100_000
+
+    static func run() throws(BenchError) -> HARSpeedFigures {
+        guard let directory = Host.executableDirectory() else { throw BenchError("cannot find this executable's directory") }
+        let pincer = "\(directory)/pincer"
+        guard access(pincer, X_OK) == 0, access("\(directory)/\(Host.builtinPrefix)net.so", R_OK) == 0 else {
+            throw BenchError("\(pincer) and its net plugin are missing; build them beside pincer-bench: swift build -c release")
+        }
+        let work = try TemporaryDirectory(prefix: "pincer-bench-harspeed")
+        defer { work.remove() }
+        let python = findInPath("python3")
+        var pythonError: String? = python == nil ? "python3 is not on PATH" : nil
+        func size(_ count: Int) throws(BenchError) -> HARSpeedFigures.Size {
+            let file = "\(work.path)/log-\(count).har"
+            let fileBytes: Int
+            do {
+                fileBytes = try HARExport.writeFile((0..<count).lazy.map(HARSpeedCorpus.entry),
+                                                    creator: (name: "pincer-bench", version: "1"), to: file)
+            } catch { throw BenchError("writing \(file): \(error)") }
+            let state = "\(work.path)/state-\(count)"
+            for setup in [["net.limits", "--entries", "\(count)"], ["net.persist", "7"]] {
+                _ = try measured(pincer, ["--state-dir", state, "run"] + setup, what: "pincer run \(setup.joined(separator: " "))")
+            }
+            let (importRun, importOutput) = try measured(pincer, ["--state-dir", state, "--json", "run", "net.import-har", file], what: "pincer net.import-har")
+            let summary = (try? JSON.parse(bytes: importOutput))?["result"]
+            guard summary?["imported"]?.int64Value == Int64(count), summary?["persisted"]?.boolValue == true else {
+                throw BenchError("pincer net.import-har of \(count) entries printed \(String(decoding: importOutput.prefix(300), as: UTF8.self))")
+            }
+            let out = "\(work.path)/export-\(count).har"
+            let (exportRun, _) = try measured(pincer, ["--state-dir", state, "run", "net.export-har", out], what: "pincer net.export-har")
+            var info = stat()
+            guard stat(out, &info) == 0, info.st_size > 0 else { throw BenchError("net.export-har wrote no \(out)") }
+            var pythonRun: HARSpeedFigures.Command?
+            if let python, pythonError == nil {
+                let script = "import json,sys\nwith open(sys.argv[1]) as f: d = json.load(f)\nwith open(sys.argv[2], 'w') as f: json.dump(d, f)\n"
+                do {
+                    pythonRun = try measured(python, ["-c", script, file, "\(work.path)/python-\(count).json"], what: "python3 json.load + json.dump").0
+                } catch { pythonError = error.message }
+                unlink("\(work.path)/python-\(count).json")
+            }
+            // In process, for comparison: the same stream into a store, no persistence.
+            let store = NetworkStore(limits: LogLimits(entryLimit: count))
+            let start = monotonicNanoseconds()
+            do {
+                let mapped = try MappedHAR(file)
+                defer { mapped.close() }
+                _ = try HARImport.stream(mapped.bytes) { store.add(contentsOf: $0) }
+            } catch { throw BenchError("in-process import of \(file): \(error)") }
+            let inProcess = monotonicNanoseconds() - start
+            guard store.count == count else { throw BenchError("the in-process import stored \(store.count) of \(count) entries") }
+            unlink(file)
+            unlink(out)
+            return .init(entries: count, fileBytes: fileBytes, importCommand: importRun, exportCommand: exportRun,
+                         exportedBytes: Int(info.st_size), python: pythonRun, inProcessNanoseconds: inProcess)
+        }
+        let small = try size(smallEntries)
+        let large = try size(largeEntries)
+
+        // Holding entries in process: RSS before, holding, after clear.
+        let held = largeEntries
+        let store = NetworkStore(limits: LogLimits(entryLimit: held, bodyCap: 1 << 20, bodyBudget: Int.max / 2))
+        // The parts before freed memory this process's heap still holds: hand
+        // it back first, or the store would reuse it and look free.
+        trimHeap()
+        let empty = residentBytes()
+        var storedBytes = 0
+        var i = 0
+        while i < held {
+            let batch = (i..<min(held, i + 1024)).map(HARSpeedCorpus.entry)
+            store.add(contentsOf: batch)
+            i += batch.count
+        }
+        for e in store.entries() { storedBytes += HARSpeedCorpus.storedBytes(e) }
+        let holding = residentBytes()
+        let bodies = store.storedBodyBytes
+        store.clear()
+        let cleared = residentBytes()
+        return HARSpeedFigures(small: small, large: large, pythonError: pythonError, heldEntries: held, storedBodyBytes: bodies,
+                               storedBytes: storedBytes, emptyRSS: empty, heldRSS: holding, clearedRSS: cleared)
+    }
+
+    /// glibc's malloc_trim(0) (in <malloc.h>, which the Glibc module does not export).
+    static func trimHeap() {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
+    }
+
+    /// Resident bytes of this process now (/proc/self/statm).
+    static func residentBytes() -> Int {
+        // /proc files report size 0, so read until the end rather than by size.
+        let fd = open("/proc/self/statm", O_RDONLY)
+        guard fd >= 0 else { return 0 }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return 0 }
+        let fields = String(decoding: buffer[0..<n], as: UTF8.self).split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// Runs a command to its end, stdout into a file (returned), stderr kept
+    /// for errors; wall time from spawn to wait4's return and the peak RSS
+    /// wait4 reports for the child.
+    static func measured(_ path: String, _ arguments: [String], what: String) throws(BenchError) -> (HARSpeedFigures.Command, [UInt8]) {
+        let out = TemporaryFile.path("pincer-bench-out"), err = TemporaryFile.path("pincer-bench-err")
+        defer { unlink(out); unlink(err) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid = pid_t()
+        let start = monotonicNanoseconds()
+        let rc = argv.withUnsafeBufferPointer { posix_spawn(&pid, path, &actions, nil, $0.baseAddress!, environ) }
+        guard rc == 0 else { throw BenchError("posix_spawn \(path): \(String(cString: strerror(rc)))") }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw BenchError("wait4 \(path): \(String(cString: strerror(errno)))") }
+        }
+        let elapsed = monotonicNanoseconds() - start
+        let output = (try? readFileBytes(out)) ?? []
+        guard status == 0 else {
+            let tail = String(decoding: ((try? readFileBytes(err)) ?? []).suffix(400), as: UTF8.self)
+            throw BenchError("\(what) exited with \(describeWaitStatus(status)): \(tail)")
+        }
+        return (.init(nanoseconds: elapsed, maxRSSBytes: Int(usage.ru_maxrss) * 1024), output)
+    }
+}
+
+/// A unique path in $TMPDIR (or /tmp) for a child's output.
+enum TemporaryFile {
+    static func path(_ prefix: String) -> String {
+        var base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        if base.isEmpty { base = "/tmp" }
+        var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        if fd >= 0 { close(fd) }
+        return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+}
+
+/// The bench's own read-only mapping of a HAR file (the plugin's is internal).
+final class MappedHAR {
+    let bytes: UnsafeBufferPointer<UInt8>
+    init(_ path: String) throws(BenchError) {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw BenchError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size > 0, let base = mmap(nil, Int(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
+            throw BenchError("cannot map \(path): \(String(cString: strerror(errno)))")
+        }
+        bytes = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: Int(info.st_size))
+    }
+    func close() { munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count) }
+}
+
+/// Entries of about 6 KB as a HAR file holds them: HARCorpus's headers and
+/// secrets, and a response body of a page of 14 items (each with a token
+/// and a nested password), a POST body with a password every fourth entry.
+enum HARSpeedCorpus {
+    static func entry(_ i: Int) -> NetworkEntry {
+        var e = HARCorpus.entry(i)
+        var random = SplitMix64(seed: UInt64(i) &+ 0x5eed)
+        e.url = "https://api.example.com/v2/items/\(i)?page=\(i % 9)&api_key=\(random.hex(20))&q=term+\(i)"
+        guard e.state == .complete, e.responseBody.mimeType == "application/json" || e.responseBody.payload == .none else { return e }
+        var body = #"{"page":\#(i % 9),"session_id":"\#(random.hex(16))","items":["#
+        for j in 0..<14 {
+            if j > 0 { body += "," }
+            body += #"{"id":\#(i * 14 + j),"name":"item \#(j)","price":\#(Double(j) * 1.25),"tags":["a","b"],"access_token":"\#(random.hex(24))","owner":{"email":"u\#(j)@example.com","password":"p\#(random.hex(6))"},"description":"lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor"}"#
+        }
+        body += "]}"
+        let bytes = Array(body.utf8)
+        e.responseBody = Body(payload: .stored(bytes), size: bytes.count, mimeType: "application/json")
+        e.responseHeaders.removeAll { $0.name == "Content-Length" || $0.name == "Content-Type" }
+        e.responseHeaders.insert(Header("Content-Type", "application/json; charset=utf-8"), at: 0)
+        return e
+    }
+
+    /// The bytes an entry's texts and bodies take as UTF-8.
+    static func storedBytes(_ e: NetworkEntry) -> Int {
+        var n = e.method.utf8.count + e.url.utf8.count + e.httpVersion.utf8.count + e.statusText.utf8.count + e.redirectURL.utf8.count
+        for h in e.requestHeaders + e.responseHeaders { n += h.name.utf8.count + h.value.utf8.count }
+        for note in e.notes { n += note.utf8.count }
+        n += (e.error?.utf8.count ?? 0) + (e.serverIP?.utf8.count ?? 0)
+        return n + e.requestBody.storedByteCount + e.responseBody.storedByteCount
     }
 }

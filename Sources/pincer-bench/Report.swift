@@ -317,6 +317,36 @@ extension Report {
                 "(\(Format.fixed(1e9 / a.largeAtBoundRate / 1000, 2)) us/append, \(Format.ratio(a.largeRatio)) below bound)")
             lines.append("          best of \(a.rounds) rounds: \(a.appends) begin+complete of a small GET exchange each, ids and count checked")
         }
+        if let s = n.speed {
+            if !lines.isEmpty { lines.append("") }
+            func mib(_ b: Int) -> String { "\(Format.fixed(Double(b) / 1_048_576, 0)) MiB" }
+            let small = s.small, large = s.large
+            add("pincer net.import-har, \(small.entries) x ~\(small.fileBytes / small.entries) B (whole command)", seconds(small.importCommand.seconds),
+                "target: <= \(Format.fixed(HARSpeedFigures.smallTargetSeconds * 1000, 0)) ms  \(Report.verdict(small.importCommand.seconds <= HARSpeedFigures.smallTargetSeconds))")
+            add("pincer net.export-har of them (whole command)", seconds(small.exportCommand.seconds),
+                "target: <= \(Format.fixed(HARSpeedFigures.smallTargetSeconds * 1000, 0)) ms  \(Report.verdict(small.exportCommand.seconds <= HARSpeedFigures.smallTargetSeconds))")
+            add("info: in process, stream + store.add", seconds(Double(small.inProcessNanoseconds) / 1e9), "(no persistence, no process start)")
+            add("pincer net.import-har, \(large.entries) entries, \(mib(large.fileBytes))", seconds(large.importCommand.seconds),
+                large.pythonRatio.map { "\(Format.ratio($0)) python; target: <= \(Format.fixed(HARSpeedFigures.pythonTargetRatio, 1))x  \(Report.verdict($0 <= HARSpeedFigures.pythonTargetRatio))" } ?? "no python baseline  FAIL")
+            add("  peak RSS of that process (wait4)", mib(large.importCommand.maxRSSBytes),
+                "\(Format.fixed(large.importRSSRatio, 2))x the file; target: <= \(Format.fixed(HARSpeedFigures.rssTargetRatio, 1))x  \(Report.verdict(large.importRSSRatio <= HARSpeedFigures.rssTargetRatio))")
+            add("pincer net.export-har of them (whole command)", seconds(large.exportCommand.seconds),
+                large.exportPythonRatio.map { "\(Format.ratio($0)) python; target: <= \(Format.fixed(HARSpeedFigures.pythonTargetRatio, 1))x  \(Report.verdict($0 <= HARSpeedFigures.pythonTargetRatio))" } ?? "")
+            add("  peak RSS of that process (wait4)", mib(large.exportCommand.maxRSSBytes), "(information)")
+            if let p = large.python {
+                add("python3 json.load + json.dump (baseline)", seconds(p.seconds), "(peak RSS \(mib(p.maxRSSBytes)))")
+            } else if let e = s.pythonError {
+                add("python3 baseline: \(e)", "", "FAIL")
+            }
+            add("info: in process, stream + store.add", seconds(Double(large.inProcessNanoseconds) / 1e9), "(no persistence, no process start)")
+            add("holding \(s.heldEntries) entries, RSS growth", mib(s.heldRSS - s.emptyRSS),
+                "\(Format.fixed(s.holdRatio, 2))x the \(mib(s.storedBytes)) stored (\(mib(s.storedBodyBytes)) bodies); target: <= \(Format.fixed(HARSpeedFigures.holdTargetRatio, 1))x  \(Report.verdict(s.holdRatio <= HARSpeedFigures.holdTargetRatio))")
+            add("after net.clear, RSS above the empty log", mib(s.clearedExcess),
+                "target: <= \(mib(HARSpeedFigures.clearTargetBytes))  \(Report.verdict(s.clearedExcess <= HARSpeedFigures.clearTargetBytes))")
+            lines.append("          whole command: `pincer --state-dir D run net.import-har FILE` with net.limits --entries N and net.persist 7 set")
+            lines.append("          before (so with redaction and the persisted log), spawn to wait4; export-har is a new process, so it")
+            lines.append("          includes loading the persisted log; python: json.load + json.dump of the same file, one process")
+        }
         for (what, message) in n.errors {
             if !lines.isEmpty { lines.append("") }
             add("error: \(what): \(message)", "", "FAIL")
@@ -364,6 +394,35 @@ extension Report {
             ])))
         } else if let e = n.harError {
             members.append(("har", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let s = n.speed {
+            func size(_ z: HARSpeedFigures.Size) -> JSON {
+                .object([
+                    ("entries", .int(Int64(z.entries))), ("file_bytes", .int(Int64(z.fileBytes))),
+                    ("import_command_seconds", .rounded(z.importCommand.seconds, 4)),
+                    ("import_command_max_rss_bytes", .int(Int64(z.importCommand.maxRSSBytes))),
+                    ("import_rss_over_file", .rounded(z.importRSSRatio, 3)),
+                    ("export_command_seconds", .rounded(z.exportCommand.seconds, 4)),
+                    ("export_command_max_rss_bytes", .int(Int64(z.exportCommand.maxRSSBytes))),
+                    ("exported_bytes", .int(Int64(z.exportedBytes))),
+                    ("python_seconds", z.python.map { .rounded($0.seconds, 4) } ?? .null),
+                    ("python_max_rss_bytes", z.python.map { .int(Int64($0.maxRSSBytes)) } ?? .null),
+                    ("import_over_python", z.pythonRatio.map { .rounded($0, 3) } ?? .null),
+                    ("export_over_python", z.exportPythonRatio.map { .rounded($0, 3) } ?? .null),
+                    ("in_process_import_seconds", .rounded(Double(z.inProcessNanoseconds) / 1e9, 4)),
+                ])
+            }
+            members.append(("har_at_size", .object([
+                ("small", size(s.small)), ("large", size(s.large)),
+                ("held_entries", .int(Int64(s.heldEntries))), ("stored_bytes", .int(Int64(s.storedBytes))),
+                ("stored_body_bytes", .int(Int64(s.storedBodyBytes))), ("empty_rss_bytes", .int(Int64(s.emptyRSS))),
+                ("held_rss_bytes", .int(Int64(s.heldRSS))), ("cleared_rss_bytes", .int(Int64(s.clearedRSS))),
+                ("hold_rss_over_stored", .rounded(s.holdRatio, 3)),
+                ("python_error", s.pythonError.map(JSON.string) ?? .null),
+                ("pass", .bool(s.passed)),
+            ])))
+        } else if let e = n.speedError {
+            members.append(("har_at_size", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         if let a = n.append {
             members.append(("append", .object([

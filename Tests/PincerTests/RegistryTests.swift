@@ -200,6 +200,23 @@ final class RegistryTests: XCTestCase {
         XCTAssertEqual(logLines(), ["init client", "init provider"])
     }
 
+    /// ABI 1.5 sync_entries from C: an entry the plugin adds only when the
+    /// host asks is found by id in a fresh process and listed in the menu;
+    /// listing commands asks for nothing.
+    func testEntriesAddedBySyncEntriesAreFoundAndListed() throws {
+        try build("synced", behaviour: 7)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["synced.hello"])
+        XCTAssertEqual(logLines(), ["init synced"])
+        let record = (registry()["plugins"] as? [[String: Any]])?.first?["plugin"] as? [String: Any]
+        XCTAssertEqual(record?["syncs_entries"] as? Bool, true, "\(registry())")
+        let value = try pincer("get", "synced.extra")
+        XCTAssertEqual(value.stdout, "synced\n", value.stderr)
+        XCTAssertEqual(logLines().filter { !$0.hasPrefix("shutdown") }, ["init synced", "init synced", "sync synced"])
+        let menu = try pincer("menu", "--json")
+        XCTAssertTrue(menu.stdout.contains("\"synced.extra\""), menu.stdout)
+        XCTAssertEqual(logLines().filter { $0 == "sync synced" }.count, 2, "once per process")
+    }
+
     func testADamagedRegistryIsIgnoredAndRewritten() throws {
         try build("alpha")
         XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])

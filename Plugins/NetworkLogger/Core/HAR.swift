@@ -52,6 +52,9 @@
 // - Extensions: `_stubbed: true` for stubbed entries, `_notes` for the entry's notes.
 // - pageref is omitted and `pages` is [].
 import PincerPluginKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // MARK: - Export
 
@@ -330,10 +333,107 @@ public struct HARImportResult: Sendable {
     /// The entries read, in file order: source .imported, id 0, bodies as
     /// found in the file (`.stored`, unredacted: the store redacts on ingest).
     public var entries: [NetworkEntry]
-    /// Entries that could not be read: their index in `log.entries` and why.
-    public var skipped: [(index: Int, reason: String)]
+    /// Entries that could not be read: their index in `log.entries`, the
+    /// byte offset in the file where the entry starts (nil when the file was
+    /// not read entry by entry, see `HARImport.stream`) and why.
+    public var skipped: [(index: Int, offset: Int?, reason: String)]
     /// `log.creator` as "name version", when present.
     public var creator: String?
+}
+
+/// What `HARImport.stream` read, beside the entries it handed over.
+public struct HARImportSummary: Sendable {
+    /// Entries handed to the consumer.
+    public var read = 0
+    /// Entries that could not be read (as in `HARImportResult.skipped`).
+    public var skipped: [(index: Int, offset: Int?, reason: String)] = []
+    /// `log.creator` as "name version", when present.
+    public var creator: String?
+
+    /// Counts a converted batch whose first entry is `log.entries[firstIndex]`
+    /// and hands its entries on.
+    mutating func add(_ converted: [Result<NetworkEntry, HARImport.SkipReason>], firstIndex: Int, offsets: [Int]?,
+                      _ consume: ([NetworkEntry]) -> Void) {
+        var entries: [NetworkEntry] = []
+        entries.reserveCapacity(converted.count)
+        for (k, outcome) in converted.enumerated() {
+            switch outcome {
+            case .success(let e): entries.append(e)
+            case .failure(let reason): skipped.append((index: firstIndex + k, offset: offsets?[k], reason: reason.message))
+            }
+        }
+        read += entries.count
+        if !entries.isEmpty { consume(entries) }
+    }
+}
+
+/// The bytes of a file being imported, shared with the workers that parse
+/// its entries (read only while `stream` runs).
+struct SharedBytes: @unchecked Sendable {
+    let bytes: UnsafeBufferPointer<UInt8>
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+}
+
+/// A file mapped read-only: a 584 MB HAR is paged in as it is read and can
+/// be dropped from memory again by the kernel, where reading it into an
+/// array would hold all of it (and briefly twice while the array grows).
+final class MappedFile {
+    let bytes: UnsafeBufferPointer<UInt8>
+    private let fd: Int32
+    private var closed = false
+
+    /// nil when `path` is not a regular file (read it another way).
+    init?(_ path: String) throws {
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CommandError("cannot open \(path): \(String(cString: strerror(errno)))", status: PINCER_NOT_FOUND)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let why = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw CommandError("cannot read \(path): \(why)")
+        }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            Glibc.close(fd)
+            throw CommandError("cannot read \(path): it is a directory", status: PINCER_INVALID_ARGUMENT)
+        }
+        if info.st_mode & S_IFMT != S_IFREG {
+            Glibc.close(fd)
+            return nil
+        }
+        let size = Int(info.st_size)
+        if size == 0 {
+            bytes = UnsafeBufferPointer(start: nil, count: 0)
+            return
+        }
+        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
+            let why = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw CommandError("cannot map \(path): \(why)")
+        }
+        // Read front to back twice (the syntax check, then the entries).
+        madvise(base, size, MADV_SEQUENTIAL)
+        bytes = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: size)
+    }
+
+    /// Hands back the pages of the first `n` bytes (they are read in again
+    /// from the page cache if touched).
+    func drop(upTo n: Int) {
+        guard let base = bytes.baseAddress, !closed else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let length = min(n, bytes.count) / page * page
+        if length > 0 { madvise(UnsafeMutableRawPointer(mutating: base), length, MADV_DONTNEED) }
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
+        Glibc.close(fd)
+    }
+
+    deinit { close() }
 }
 
 /// Reads HAR files, keeping every entry it can and counting the rest.
@@ -361,15 +461,106 @@ public struct HARImportResult: Sendable {
 ///   form-encoded when `text` is absent or empty; a body the file does not
 ///   include (size > 0, no text) becomes `.withheld`; our own `_bodyState`
 ///   is read back; invalid base64 becomes `.withheld` with a note.
+///
+/// Reading streams (`stream`, `readFile`): the file's syntax is checked
+/// whole first (`JSON.validate`, which builds nothing), so a file that is not
+/// JSON imports nothing at all, and its error names the line and column and,
+/// when it lies inside an entry, that entry's index and byte offset. Then the
+/// entries of `log.entries` are parsed and converted a batch at a time (on
+/// every processor) and handed over in file order; only one batch of parsed
+/// entries exists at once, never a tree of the whole file. An import is thus
+/// all-or-nothing for the file's syntax and for a file that is not HAR; an
+/// entry that is valid JSON but not a usable HAR entry is skipped and
+/// reported (index, byte offset, reason) while the others are imported,
+/// as before. The depth limit is PincerJSON's (512) for the file and for
+/// each entry.
 public enum HARImport {
+    /// The whole file's entries in memory: for tests and small files.
     public static func read(_ bytes: [UInt8]) throws(HARImportError) -> HARImportResult {
-        if let fast = EntriesSplitter.read(bytes) { return fast }
+        var entries: [NetworkEntry] = []
+        let summary = try bytes.withUnsafeBufferPointer { buffer throws(HARImportError) in
+            try stream(buffer) { entries += $0 }
+        }
+        return HARImportResult(entries: entries, skipped: summary.skipped, creator: summary.creator)
+    }
+
+    /// Entries parsed and converted together by `stream`.
+    public static let batchSize = 1024
+
+    /// Reads a HAR document, handing its entries to `consume` in file order,
+    /// at most `batchSize` at a time (see "Reading streams" above).
+    public static func stream(_ bytes: UnsafeBufferPointer<UInt8>,
+                              into consume: ([NetworkEntry]) -> Void) throws(HARImportError) -> HARImportSummary {
+        try stream(bytes, done: { _ in }, into: consume)
+    }
+
+    /// `done(n)`: the first n bytes will not be read again (a mapped file
+    /// hands their pages back).
+    static func stream(_ bytes: UnsafeBufferPointer<UInt8>, done: (Int) -> Void,
+                       into consume: ([NetworkEntry]) -> Void) throws(HARImportError) -> HARImportSummary {
+        do { try JSON.validate(bytes: bytes) } catch { throw .notJSON(EntriesSplitter.locate(error, in: bytes)) }
+        // The check read every page; the entries are read again from the start.
+        done(bytes.count)
+        let file = SharedBytes(bytes)
+        if let found = EntriesSplitter.scan(bytes) {
+            var skeleton = Array(bytes[..<(found.open + 1)])
+            skeleton += bytes[found.close...]
+            let top: JSON
+            do { top = try JSON.parse(bytes: skeleton) } catch { throw .notJSON(error) }
+            let (log, _) = try logAndEntries(top)
+            let rule = HARCharset.Rule(creator: log)
+            var summary = HARImportSummary(creator: creator(log))
+            var start = 0
+            while start < found.elements.count {
+                let batch = Array(found.elements[start..<min(found.elements.count, start + batchSize)])
+                // Each worker parses an element, converts it and frees its JSON.
+                let converted = Parallel.map(batch) { range -> Result<NetworkEntry, SkipReason> in
+                    // The file as a whole is valid JSON, so each element is too.
+                    guard let json = try? JSON.parse(bytes: UnsafeBufferPointer(rebasing: file.bytes[range])) else {
+                        return .failure(SkipReason(message: "the entry could not be parsed on its own"))
+                    }
+                    return entry(json, rule: rule)
+                }
+                summary.add(converted, firstIndex: start, offsets: batch.map { EntriesSplitter.valueStart($0, in: bytes) }, consume)
+                start += batch.count
+                if let last = batch.last { done(last.upperBound) }
+            }
+            return summary
+        }
+        // Valid JSON the scan does not follow (an escaped key name such as
+        // "entr\u0069es"): parse it whole.
         let root: JSON
         do { root = try JSON.parse(bytes: bytes) } catch { throw .notJSON(error) }
         let (log, list) = try logAndEntries(root)
-        // Entries convert independently: spread them over the processors.
         let rule = HARCharset.Rule(creator: log)
-        return result(log: log, Parallel.map(list) { entry($0, rule: rule) })
+        var summary = HARImportSummary(creator: creator(log))
+        var start = 0
+        while start < list.count {
+            let batch = Array(list[start..<min(list.count, start + batchSize)])
+            summary.add(Parallel.map(batch) { entry($0, rule: rule) }, firstIndex: start, offsets: nil, consume)
+            start += batch.count
+        }
+        return summary
+    }
+
+    /// Streams the HAR file at `path` (mapped, not read into memory) into
+    /// `consume`; errors name the path.
+    /// A pipe or device (`/dev/stdin`) cannot be mapped: it is read into memory.
+    public static func readFile(_ path: String, into consume: ([NetworkEntry]) -> Void) throws -> HARImportSummary {
+        guard let mapped = try MappedFile(path) else {
+            let bytes = try TextFile.readBytes(path)
+            do {
+                return try bytes.withUnsafeBufferPointer { buffer throws(HARImportError) in try stream(buffer, into: consume) }
+            } catch {
+                throw CommandError.invalidArgument("\(path): \(error)")
+            }
+        }
+        defer { mapped.close() }
+        do {
+            return try stream(mapped.bytes, done: mapped.drop(upTo:), into: consume)
+        } catch {
+            throw CommandError.invalidArgument("\(path): \(error)")
+        }
     }
 
     /// `log` and `log.entries` of a parsed document, or why it is not HAR.
@@ -386,20 +577,19 @@ public enum HARImport {
         return (log, list)
     }
 
+    /// For tests: the result of converting parsed entries.
     static func result(log: JSON, _ converted: [Result<NetworkEntry, SkipReason>]) -> HARImportResult {
-        var result = HARImportResult(entries: [], skipped: [], creator: nil)
-        if let name = log["creator"]?["name"]?.stringValue {
-            let version = log["creator"]?["version"].flatMap(scalarString) ?? ""
-            result.creator = version.isEmpty ? name : name + " " + version
-        }
-        result.entries.reserveCapacity(converted.count)
-        for (index, outcome) in converted.enumerated() {
-            switch outcome {
-            case .success(let e): result.entries.append(e)
-            case .failure(let reason): result.skipped.append((index: index, reason: reason.message))
-            }
-        }
-        return result
+        var entries: [NetworkEntry] = []
+        var summary = HARImportSummary(creator: creator(log))
+        summary.add(converted, firstIndex: 0, offsets: nil) { entries += $0 }
+        return HARImportResult(entries: entries, skipped: summary.skipped, creator: summary.creator)
+    }
+
+    /// `log.creator` as "name version".
+    static func creator(_ log: JSON) -> String? {
+        guard let name = log["creator"]?["name"]?.stringValue else { return nil }
+        let version = log["creator"]?["version"].flatMap(scalarString) ?? ""
+        return version.isEmpty ? name : name + " " + version
     }
 
     struct SkipReason: Error { let message: String }
@@ -1262,72 +1452,107 @@ enum HARDate {
 /// returns nil and the caller parses the whole document sequentially, which
 /// reports the exact line and column of the problem.
 enum EntriesSplitter {
-    static let minimumEntries = 256
+    /// Where the element at `range` starts (past white space), for messages.
+    static func valueStart(_ range: Range<Int>, in b: UnsafeBufferPointer<UInt8>) -> Int {
+        var i = range.lowerBound
+        while i < range.upperBound, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 }
+        return i
+    }
 
-    /// Each worker parses an element, converts it and frees its JSON, so no
-    /// tree of the whole file is ever built (or freed on one thread).
-    static func read(_ bytes: [UInt8]) -> HARImportResult? {
-        guard bytes.count > 1 << 20, let found = scan(bytes), found.elements.count >= minimumEntries else { return nil }
-        var skeleton = Array(bytes[..<(found.open + 1)])
-        skeleton += bytes[found.close...]
-        guard let top = try? JSON.parse(bytes: skeleton), let (log, _) = try? HARImport.logAndEntries(top) else { return nil }
-        let rule = HARCharset.Rule(creator: log)
-        let converted = Parallel.map(found.elements) { range -> Result<NetworkEntry, HARImport.SkipReason>? in
-            guard let json = try? JSON.parse(bytes: bytes[range]) else { return nil }
-            return HARImport.entry(json, rule: rule)
+    /// `error` with the index and byte offset of the entry it lies in, when
+    /// it lies in one of `log.entries` (line and column are kept).
+    static func locate(_ error: JSONSyntaxError, in b: UnsafeBufferPointer<UInt8>) -> JSONSyntaxError {
+        // The byte offset of line/column: lines end at LF, CR or CRLF, as the parser counts them.
+        var line = 1, i = 0
+        while line < error.line, i < b.count {
+            if b[i] == 0x0A || b[i] == 0x0D {
+                if b[i] == 0x0D, i + 1 < b.count, b[i + 1] == 0x0A { i += 1 }
+                line += 1
+            }
+            i += 1
         }
-        var all: [Result<NetworkEntry, HARImport.SkipReason>] = []
-        all.reserveCapacity(converted.count)
-        for c in converted {
-            guard let c else { return nil }
-            all.append(c)
-        }
-        return HARImport.result(log: log, all)
+        let offset = i + error.column - 1
+        guard let elements = scanPrefix(b, upTo: offset) else { return error }
+        guard let index = elements.lastIndex(where: { $0.lowerBound <= offset }) else { return error }
+        let start = valueStart(elements[index], in: b)
+        return JSONSyntaxError(line: error.line, column: error.column,
+                               message: "in log.entries[\(index)] (which starts at byte \(start)): \(error.message)")
+    }
+
+    /// The element ranges of `log.entries` that start before `offset` (the
+    /// last one open-ended), when the error lies inside that array.
+    private static func scanPrefix(_ b: UnsafeBufferPointer<UInt8>, upTo offset: Int) -> [Range<Int>]? {
+        guard offset <= b.count else { return nil }
+        let prefix = UnsafeBufferPointer(rebasing: b[..<offset])
+        var found = scanElements(prefix)
+        guard found.open >= 0, !found.closed else { return nil }
+        if found.elementStart <= offset { found.elements.append(found.elementStart..<offset) }
+        return found.elements
     }
 
     /// The `[` and `]` of the array under "log" -> "entries", and its elements' byte ranges.
     static func scan(_ b: [UInt8]) -> (open: Int, close: Int, elements: [Range<Int>])? {
+        b.withUnsafeBufferPointer { scan($0) }
+    }
+
+    static func scan(_ b: UnsafeBufferPointer<UInt8>) -> (open: Int, close: Int, elements: [Range<Int>])? {
+        let found = scanElements(b)
+        guard !found.failed, found.closed else { return nil }
+        return (found.open, found.close, found.elements)
+    }
+
+    struct Scan {
+        var open = -1
+        var close = -1
+        var closed = false
+        var failed = false
+        var elements: [Range<Int>] = []
+        var elementStart = -1
+    }
+
+    /// Walks the bytes as far as the end of `log.entries` (or of the bytes).
+    static func scanElements(_ b: UnsafeBufferPointer<UInt8>) -> Scan {
+        var found = Scan()
         var depth = 0
         var i = 0
         var keys: [String?] = [] // the key being read at each object depth
         var lastString: Range<Int>?
-        var open = -1
-        var elements: [Range<Int>] = []
-        var elementStart = -1
         while i < b.count {
             let c = b[i]
             if c == 0x22 { // a string: skip it, remembering where it was
                 let start = i + 1
                 i += 1
                 while i < b.count && b[i] != 0x22 { i += b[i] == 0x5C ? 2 : 1 }
-                guard i < b.count else { return nil }
+                guard i < b.count else { found.failed = true; return found }
                 lastString = start..<i
                 i += 1
                 continue
             }
             switch c {
             case 0x3A: // ':' names the key of the value that follows
-                if let r = lastString, !keys.isEmpty { keys[keys.count - 1] = String(decoding: b[r], as: UTF8.self) }
+                if let r = lastString, !keys.isEmpty { keys[keys.count - 1] = String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self) }
             case 0x7B, 0x5B: // '{' '['
-                if open < 0 && c == 0x5B && depth == 2 && keys.count == 2 && keys[0] == "log" && keys[1] == "entries" {
-                    open = i
-                    elementStart = i + 1
+                if found.open < 0 && c == 0x5B && depth == 2 && keys.count == 2 && keys[0] == "log" && keys[1] == "entries" {
+                    found.open = i
+                    found.elementStart = i + 1
                 }
                 depth += 1
                 keys.append(nil)
             case 0x7D, 0x5D: // '}' ']'
                 depth -= 1
-                guard depth >= 0 else { return nil }
+                guard depth >= 0 else { found.failed = true; return found }
                 keys.removeLast()
-                if open >= 0 && depth == 2 && c == 0x5D {
-                    let last = elementStart..<i
-                    if b[last].contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) { elements.append(last) }
-                    return (open, i, elements)
+                if found.open >= 0 && depth == 2 && c == 0x5D {
+                    let last = found.elementStart..<i
+                    if b[last].contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) { found.elements.append(last) }
+                    found.close = i
+                    found.closed = true
+                    return found
                 }
             case 0x2C: // ',' between elements of the entries array
-                if open >= 0 && depth == 3 {
-                    elements.append(elementStart..<i)
-                    elementStart = i + 1
+                if found.open >= 0 && depth == 3 {
+                    found.elements.append(found.elementStart..<i)
+                    found.elementStart = i + 1
                 }
             default:
                 break
@@ -1335,6 +1560,6 @@ enum EntriesSplitter {
             lastString = c == 0x3A ? nil : (c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 ? lastString : nil)
             i += 1
         }
-        return nil
+        return found
     }
 }

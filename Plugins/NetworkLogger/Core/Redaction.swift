@@ -153,6 +153,7 @@
 
 internal import CUnistring
 import PincerJSON
+import Synchronization
 // `free` comes from CUnistring (its shim.h includes <stdlib.h>); do not import
 // Glibc in this file as well, or clang sees stdlib.h from two modules.
 
@@ -161,11 +162,59 @@ public struct Redactor: Sendable {
     public static let maxJSONDepth = 64
 
     private let extraNames: Set<String>
+    /// Verdicts already reached for names seen before (nil: every name is
+    /// judged afresh; the tests compare both). The verdict depends only on the
+    /// name's bytes and on `extraNames`, which never change for a Redactor.
+    private let verdicts: NameVerdicts?
 
     /// `extraNames` are added to the defaults (normalised the same way).
     /// They are exact names (not fragments) and beat the allowlist.
     public init(extraNames: [String] = []) {
+        self.init(extraNames: extraNames, cachingVerdicts: true)
+    }
+
+    init(extraNames: [String], cachingVerdicts: Bool) {
         self.extraNames = Set(extraNames.map(Redactor.normalize).filter { !$0.isEmpty })
+        verdicts = cachingVerdicts ? NameVerdicts() : nil
+    }
+
+    /// The normalised name and the verdict of `rule` for `name`'s bytes,
+    /// from the cache when it has them.
+    private func judged(_ rule: NameVerdicts.Rule, _ name: UnsafeBufferPointer<UInt8>) -> (normalized: String, sensitive: Bool) {
+        func judge() -> (normalized: String, sensitive: Bool) {
+            switch rule {
+            case .jsonKey, .word:
+                // A JSON key is valid UTF-8 (the parser checked it), so the
+                // Unicode lowercasing of normalize(_:) and normalize(utf8:) agree.
+                let n = Redactor.normalize(utf8: name)
+                return (n, isSensitive(normalized: n))
+            case .field:
+                let n = Redactor.normalize(utf8: name)
+                return (n, isSensitiveField(normalized: n, raw: name))
+            }
+        }
+        guard let verdicts else { return judge() }
+        if let known = verdicts.lookup(rule, name) { return known }
+        let verdict = judge()
+        verdicts.store(rule, name, verdict)
+        return verdict
+    }
+
+    /// `isSensitive` of a JSON key (cached).
+    func isSensitiveKey(_ key: String) -> Bool {
+        var key = key
+        return key.withUTF8 { judged(.jsonKey, $0).sensitive }
+    }
+
+    /// `isSensitive` of a word in text (cached).
+    func isSensitiveWord(_ word: ArraySlice<UInt8>) -> Bool {
+        word.withUnsafeBufferPointer { judged(.word, $0).sensitive }
+    }
+
+    /// The normalised header name and `isSensitiveField` of it (cached).
+    func judgedHeader(_ name: String) -> (normalized: String, sensitive: Bool) {
+        var name = name
+        return name.withUTF8 { judged(.field, $0) }
     }
 
     // MARK: - Names
@@ -207,7 +256,7 @@ public struct Redactor: Sendable {
     }
 
     public func isSensitive(_ name: String) -> Bool {
-        isSensitive(normalized: Redactor.normalize(name))
+        isSensitiveKey(name)
     }
 
     func isSensitive(normalized n: String) -> Bool {
@@ -261,7 +310,10 @@ public struct Redactor: Sendable {
     }
 
     func isSensitiveField(_ raw: ArraySlice<UInt8>) -> Bool {
-        let n = Redactor.normalize(utf8: raw)
+        raw.withUnsafeBufferPointer { judged(.field, $0).sensitive }
+    }
+
+    private func isSensitiveField(normalized n: String, raw: UnsafeBufferPointer<UInt8>) -> Bool {
         if isSensitive(normalized: n) { return true }
         if n.isEmpty || Redactor.allowlist.contains(n) { return false }
         if n == "key" { return true }
@@ -306,6 +358,7 @@ public struct Redactor: Sendable {
     /// `Bearer <token>`, `name=value` / `name: value` after sensitive names,
     /// long high-entropy tokens after them, JWT signatures.
     func redactText(_ b: ArraySlice<UInt8>, into out: inout RedactionOutput, depth: Int) {
+        guard Redactor.textMayChange(b) else { out.copy(b); return }
         var i = b.startIndex
         var copied = b.startIndex
         func flush(to k: Int, _ out: inout RedactionOutput) {
@@ -339,7 +392,7 @@ public struct Redactor: Sendable {
             }
             let word = b[i..<k]
             // `Bearer <credentials>` and the other schemes that carry a token.
-            if word.count >= 3, word.count <= 9, Redactor.textSchemes.contains(rdLowercased(word)) {
+            if word.count >= 3, word.count <= 9, Redactor.isTextScheme(word) {
                 var s = k
                 while s < b.endIndex, b[s] == 0x20 || b[s] == 0x09 { s += 1 }
                 var t = s
@@ -372,6 +425,25 @@ public struct Redactor: Sendable {
         flush(to: b.endIndex, &out)
     }
 
+    /// False when `redactText` certainly copies `b` unchanged, so most JSON
+    /// string values are not scanned word by word: every change it makes
+    /// needs a URL's `:`, a name's `=` or `:`, a space or tab (a scheme and
+    /// its token, a name and a high-entropy token), a quote closing a name,
+    /// or a word with two dots (a JWT).
+    static func textMayChange(_ b: ArraySlice<UInt8>) -> Bool {
+        var dots = 0
+        for c in b {
+            switch c {
+            case UInt8(ascii: ":"), UInt8(ascii: "="), 0x20, 0x09, UInt8(ascii: "\""), UInt8(ascii: "'"): return true
+            case UInt8(ascii: "."):
+                dots += 1
+                if dots >= 2 { return true }
+            default: break
+            }
+        }
+        return false
+    }
+
     /// The range of the value to redact after `word` when `word` is a
     /// sensitive name followed by `=`, `:` (either optionally after a closing
     /// quote and spaces) or spaces and a long high-entropy token.
@@ -388,10 +460,10 @@ public struct Redactor: Sendable {
             guard p > word.endIndex else { return nil }
             var t = p
             while t < b.endIndex, rdIsToken68Byte(b[t]) { t += 1 }
-            return rdIsHighEntropy(b[p..<t]) && isSensitive(normalized: Redactor.normalize(utf8: word)) ? p..<t : nil
+            return rdIsHighEntropy(b[p..<t]) && isSensitiveWord(word) ? p..<t : nil
         }
         // Names in text use the narrower rule: `key: "..."` is everyday code.
-        guard isSensitive(normalized: Redactor.normalize(utf8: word)) else { return nil }
+        guard isSensitiveWord(word) else { return nil }
         // `"password": "x"` is data; `credentials: "omit"` (an unquoted name) is code.
         let quotedName = word.startIndex > b.startIndex && word.endIndex < b.endIndex
             && (b[word.startIndex - 1] == UInt8(ascii: "\"") || b[word.startIndex - 1] == UInt8(ascii: "'"))
@@ -425,7 +497,18 @@ public struct Redactor: Sendable {
     }
 
     /// Scheme words that are followed by a credential in text (`Bearer x`).
-    private static let textSchemes: Set<[UInt8]> = Set(["bearer", "basic", "token", "jwt", "dpop", "negotiate", "ntlm", "apikey"].map { Array($0.utf8) })
+    private static let textSchemes: [[UInt8]] = ["bearer", "basic", "token", "jwt", "dpop", "negotiate", "ntlm", "apikey"].map { Array($0.utf8) }
+
+    /// `word` is one of `textSchemes`, ignoring ASCII case. Compared in place:
+    /// lowercasing a copy of every word of a body to look it up in a Set was
+    /// a hot spot of JSON body redaction.
+    static func isTextScheme(_ word: ArraySlice<UInt8>) -> Bool {
+        for scheme in textSchemes where scheme.count == word.count {
+            // Only A-Z and a-z become a lowercase letter when 0x20 is set.
+            if zip(scheme, word).allSatisfy({ $0 == $1 | 0x20 }) { return true }
+        }
+        return false
+    }
 
     // MARK: - URLs
 
@@ -554,7 +637,7 @@ public struct Redactor: Sendable {
 
     public func headers(_ headers: [Header]) -> [Header] {
         headers.map { header in
-            let name = Redactor.normalize(header.name)
+            let (name, sensitive) = judgedHeader(header.name)
             var result = header
             switch name {
             case "cookie", "cookie2":
@@ -562,7 +645,7 @@ public struct Redactor: Sendable {
             case "setcookie", "setcookie2":
                 result.value = redactSetCookie(header.value)
             default:
-                if isSensitiveField(Array(header.name.utf8)[...]) {
+                if sensitive {
                     result.value = name.hasSuffix("authorization") ? redactCredentials(header.value) : Redactor.marker
                 } else if Redactor.urlHeaders.contains(name) {
                     result.value = url(header.value)
@@ -763,7 +846,9 @@ public struct Redactor: Sendable {
 
     private func redactJSON(_ bytes: [UInt8]) -> BodyPayload {
         do {
-            _ = try JSON.parse(bytes: bytes)
+            // The checks of the one JSON reader, without building a tree the
+            // splice would not use (that was 10 % of an import).
+            try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in try JSON.validate(bytes: buffer) }
         } catch {
             // Never quote the parser's message: it shows the offending input,
             // which may be a secret.
@@ -798,7 +883,7 @@ private enum RedactionJSONFailure: Error {
     case duplicateKey(String, depth: Int)
 }
 
-/// Walks JSON that `JSON.parse` already accepted, checking depth and
+/// Walks JSON that `JSON.validate` already accepted, checking depth and
 /// duplicate keys and recording byte ranges to replace.
 private struct RedactionJSONSplicer {
     let b: [UInt8]
@@ -841,18 +926,18 @@ private struct RedactionJSONSplicer {
             i += 1
             skipWhitespace()
             if b[i] == UInt8(ascii: "}") { i += 1; return }
-            var seen = Set<String>()
+            var seen = KeysSeen()
             while true {
                 skipWhitespace()
                 let keyStart = i
                 skipString()
                 let key = decodeString(keyStart..<i)
-                if !seen.insert(key).inserted { throw .duplicateKey(key, depth: inner) }
+                if !seen.insert(key) { throw .duplicateKey(key, depth: inner) }
                 skipWhitespace()
                 i += 1  // ':'
                 skipWhitespace()
                 let valueStart = i
-                let sensitive = !redacting && redactor.isSensitive(normalized: Redactor.normalize(key))
+                let sensitive = !redacting && redactor.isSensitiveKey(key)
                 try value(depth: inner, redacting: redacting || sensitive)
                 if sensitive { replace(valueStart..<i, with: Redactor.quotedMarkerBytes) }
                 skipWhitespace()
@@ -911,6 +996,7 @@ private struct RedactionJSONSplicer {
     mutating func redactString(in range: Range<Int>) {
         let inner = b[(range.lowerBound + 1)..<(range.upperBound - 1)]
         if !inner.contains(UInt8(ascii: "\\")) {
+            guard Redactor.textMayChange(inner) else { return }
             var out = RedactionOutput(capacity: inner.count)
             redactor.redactText(inner, into: &out, depth: 0)
             if !out.bytes.elementsEqual(inner) {
@@ -924,6 +1010,24 @@ private struct RedactionJSONSplicer {
                 replace(range, with: Array(JSON.quote(String(decoding: out.bytes, as: UTF8.self)).utf8))
             }
         }
+    }
+}
+
+/// The keys of one JSON object so far, compared as Swift Strings (so
+/// canonically equivalent keys are duplicates). Most objects have a few
+/// keys: a list compared in turn costs less than hashing each key.
+private struct KeysSeen {
+    private var few: [String] = []
+    private var many: Set<String>?
+    static let listLimit = 12
+
+    /// False when `key` was seen before.
+    mutating func insert(_ key: String) -> Bool {
+        if many != nil { return many!.insert(key).inserted }
+        if few.contains(key) { return false }
+        few.append(key)
+        if few.count > KeysSeen.listLimit { many = Set(few); few = [] }
+        return true
     }
 }
 
@@ -1195,10 +1299,6 @@ func rdIsToken68Byte(_ b: UInt8) -> Bool {
         || b == UInt8(ascii: "~") || b == UInt8(ascii: "+") || b == UInt8(ascii: "/") || b == UInt8(ascii: "=")
 }
 
-func rdLowercased(_ b: ArraySlice<UInt8>) -> [UInt8] {
-    b.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }
-}
-
 /// At least `minimum` bytes and not a plain word: a digit, a capital after
 /// the first letter, or a symbol. So `hunter42`, `dXNlcjpwYXNz` and
 /// `a-b_c+d/e` are credentials, `required` and `Authentication` are not.
@@ -1246,4 +1346,73 @@ func rdPercentDecodedWithMap(_ b: [UInt8], _ map: [Range<Int>]) -> ([UInt8], [Ra
         }
     }
     return changed ? (out, outMap) : nil
+}
+
+// MARK: - Verdict cache
+
+/// Verdicts for names already judged: the same few dozen header names, query
+/// parameters and JSON keys come back in every entry, and normalising
+/// (percent-decoding, NFKC) and matching them was 12-15 % of an import.
+/// Keyed by the name's exact bytes and the rule, so two names that
+/// normalise alike are still judged each on their own bytes. Bounded: names
+/// longer than `maximumNameBytes` are not kept, and when `maximumEntries`
+/// are held the table starts again empty (at most about 1 MB).
+final class NameVerdicts: Sendable {
+    enum Rule: UInt8 { case jsonKey, word, field }
+
+    static let maximumEntries = 4096
+    static let maximumNameBytes = 128
+    /// A power of two, at least twice `maximumEntries` (open addressing).
+    private static let slotCount = 8192
+
+    private struct Slot {
+        var rule: UInt8
+        var name: [UInt8]
+        var normalized: String
+        var sensitive: Bool
+    }
+
+    private struct Table {
+        var slots: [Slot?] = Array(repeating: nil, count: NameVerdicts.slotCount)
+        var count = 0
+    }
+
+    private let table = Mutex(Table())
+
+    private static func hash(_ rule: Rule, _ name: UnsafeBufferPointer<UInt8>) -> Int {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(rule.rawValue)
+        for b in name { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return Int(truncatingIfNeeded: h ^ (h >> 29)) & (slotCount - 1)
+    }
+
+    func lookup(_ rule: Rule, _ name: UnsafeBufferPointer<UInt8>) -> (normalized: String, sensitive: Bool)? {
+        guard name.count <= NameVerdicts.maximumNameBytes else { return nil }
+        var i = NameVerdicts.hash(rule, name)
+        return table.withLock { t in
+            while let slot = t.slots[i] {
+                if slot.rule == rule.rawValue && slot.name.elementsEqual(name) { return (slot.normalized, slot.sensitive) }
+                i = (i + 1) & (NameVerdicts.slotCount - 1)
+            }
+            return nil
+        }
+    }
+
+    func store(_ rule: Rule, _ name: UnsafeBufferPointer<UInt8>, _ verdict: (normalized: String, sensitive: Bool)) {
+        guard name.count <= NameVerdicts.maximumNameBytes else { return }
+        let slot = Slot(rule: rule.rawValue, name: Array(name), normalized: verdict.normalized, sensitive: verdict.sensitive)
+        let start = NameVerdicts.hash(rule, name)
+        table.withLock { t in
+            if t.count >= NameVerdicts.maximumEntries { t = Table() }
+            var i = start
+            while let existing = t.slots[i] {
+                // Another thread judged the same name meanwhile.
+                if existing.rule == slot.rule && existing.name == slot.name { return }
+                i = (i + 1) & (NameVerdicts.slotCount - 1)
+            }
+            t.slots[i] = slot
+            t.count += 1
+        }
+    }
+
+    var count: Int { table.withLock { $0.count } }
 }

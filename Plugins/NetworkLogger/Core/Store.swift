@@ -1,4 +1,7 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The bounds of the log (defaults from the issue: 500 entries, 1 MiB per
 /// body, 20 MiB of bodies in all).
@@ -81,6 +84,8 @@ public final class NetworkStore: @unchecked Sendable {
         var storedBytes = 0
         /// Every entry with a smaller id holds no payload or is still pending.
         var payloadCursor: UInt64 = 1
+        /// Body bytes evicted or dropped since memory was last handed back.
+        var freedSinceTrim = 0
 
         init(capacity: Int) { slots = Array(repeating: nil, count: capacity) }
 
@@ -204,6 +209,35 @@ public final class NetworkStore: @unchecked Sendable {
         return append(redacted(raw, metadataOnly: kind == .metadataOnly, restoring: false))
     }
 
+    /// Adds finished entries as `add` does, in order (ids increase in the
+    /// array's order). Their redaction, the costly part, runs on every
+    /// processor, a batch at a time, so the redacted copies of only one
+    /// batch exist beside the raw entries. Returns how many were stored (the
+    /// others matched an ignore rule).
+    @discardableResult
+    public func add(contentsOf raws: [NetworkEntry]) -> Int {
+        var stored = 0
+        var start = 0
+        while start < raws.count {
+            let end = min(raws.count, start + NetworkStore.redactionBatch)
+            let prepared = Parallel.map(Array(raws[start..<end])) { raw -> NetworkEntry? in
+                let kind = self.rule(method: raw.method, url: raw.url)
+                if kind == .ignore { return nil }
+                return self.redacted(raw, metadataOnly: kind == .metadataOnly, restoring: false)
+            }
+            for e in prepared {
+                guard let e else { continue }
+                _ = append(e)
+                stored += 1
+            }
+            start = end
+        }
+        return stored
+    }
+
+    /// Entries redacted together by `add(contentsOf:)`.
+    static let redactionBatch = 1024
+
     /// Adds entries from a persisted log file: ids are new. They pass
     /// redaction again (idempotent), so a file written by hand or before a
     /// name was added (`net.redact-name`) holds nothing more than a new entry would.
@@ -276,8 +310,16 @@ public final class NetworkStore: @unchecked Sendable {
             notes.append("\(side) body withheld: \(why)")
             return Body(payload: .withheld(reason: why), size: size, mimeType: mime)
         }
-        let payload = redactor.body(bytes, contentType: contentType ?? mime)
+        var payload = redactor.body(bytes, contentType: contentType ?? mime)
         if case .withheld(let why) = payload { notes.append("\(side) body withheld: \(why)") }
+        // Redaction writes into a buffer reserved for the input's size; the
+        // log may hold 100,000 bodies, so each keeps only the bytes it has.
+        if case .stored(let b) = payload, b.capacity - b.count > 64 {
+            // Array(b[...]) would share b's buffer: copy into one of b.count bytes.
+            payload = .stored([UInt8](unsafeUninitializedCapacity: b.count) { buffer, n in
+                n = b.withUnsafeBufferPointer { source in _ = buffer.initialize(from: source); return source.count }
+            })
+        }
         return Body(payload: payload, size: size, mimeType: mime)
     }
 
@@ -287,12 +329,15 @@ public final class NetworkStore: @unchecked Sendable {
         let budget = limits.bodyBudget
         var e = entry
         if e.recordedAt == 0 { e.recordedAt = WallClock.now() }
-        let stored = state.withLock { ring -> NetworkEntry in
+        let (stored, trim) = state.withLock { ring -> (NetworkEntry, Bool) in
             e.id = ring.nextID
             NetworkStore.append(e, to: &ring)
             NetworkStore.enforceBudget(&ring, budget: budget)
-            return ring.slots[ring.slot(e.id)!]!
+            let trim = ring.freedSinceTrim >= NetworkStore.trimThreshold
+            if trim { ring.freedSinceTrim = 0 }
+            return (ring.slots[ring.slot(e.id)!]!, trim)
         }
+        if trim { NetworkStore.returnFreedMemory() }
         announce(stored)
         return stored.id
     }
@@ -303,7 +348,11 @@ public final class NetworkStore: @unchecked Sendable {
         ring.nextID = max(ring.nextID, e.id + 1)
         if ring.count == ring.slots.count {
             // Full: the oldest entry leaves.
-            if let old = ring.slots[ring.start] { ring.storedBytes -= old.requestBody.storedByteCount + old.responseBody.storedByteCount }
+            if let old = ring.slots[ring.start] {
+                let bytes = old.requestBody.storedByteCount + old.responseBody.storedByteCount
+                ring.storedBytes -= bytes
+                ring.freedSinceTrim += bytes
+            }
             ring.slots[ring.start] = nil
             ring.start = (ring.start + 1) % ring.slots.count
             ring.firstID += 1
@@ -328,6 +377,7 @@ public final class NetworkStore: @unchecked Sendable {
                 } else {
                     for side in [\NetworkEntry.requestBody, \NetworkEntry.responseBody] where e[keyPath: side].storedByteCount > 0 {
                         ring.storedBytes -= e[keyPath: side].storedByteCount
+                        ring.freedSinceTrim += e[keyPath: side].storedByteCount
                         e[keyPath: side].payload = .dropped
                         e.notes.append("\(side == \NetworkEntry.requestBody ? "request" : "response") body dropped: the log keeps at most \(ByteCount.text(budget)) of bodies")
                     }
@@ -369,17 +419,46 @@ public final class NetworkStore: @unchecked Sendable {
     public var count: Int { state.withLock { $0.count } }
     public var storedBodyBytes: Int { state.withLock { $0.storedBytes } }
 
-    /// Removes every entry; ids keep increasing.
+    /// Removes every entry; ids keep increasing. The memory goes back to the
+    /// system (unless a reader still holds copies of the entries).
     public func clear() {
         let capacity = limits.entryLimit
-        state.withLock { ring in
-            let next = ring.nextID
-            ring = Ring(capacity: capacity)
-            ring.nextID = next
-            ring.firstID = next
-            ring.payloadCursor = next
+        do {
+            // Freed outside the lock (100,000 entries take a while), before the trim.
+            let old = state.withLock { ring -> Ring in
+                let next = ring.nextID
+                let old = ring
+                ring = Ring(capacity: capacity)
+                ring.nextID = next
+                ring.firstID = next
+                ring.payloadCursor = next
+                return old
+            }
+            _ = old.count
         }
+        NetworkStore.returnFreedMemory()
     }
+
+    /// Evicted or dropped body bytes after which an append hands memory back
+    /// (a trim walks the heap, so not after every eviction).
+    static let trimThreshold = 64 << 20
+
+    /// glibc keeps freed memory in its arenas (RSS stays where it was after
+    /// a clear of 100,000 entries); malloc_trim hands the free pages back.
+    static func returnFreedMemory() {
+        _ = mallocTrim?(0)
+    }
+
+    /// glibc's malloc_trim, looked up once: it is declared in <malloc.h>,
+    /// which the Glibc module does not export (nil on another C library).
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        #if canImport(Glibc)
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        #else
+        return nil
+        #endif
+    }()
 
     // MARK: listeners (net.tail, events, persistence)
 

@@ -69,16 +69,18 @@ struct NetworkCommands {
         try host.addCommand("import-har(file: string) -> string", summary: "Add a HAR file's entries to the log (redacted on the way in)",
                             changesState: true, jsonResult: true) { args in
             let path = args[0].string
-            let bytes = try HARFile.read(path)
-            let result: HARImportResult
-            do { result = try HARImport.read(bytes) } catch { throw CommandError.invalidArgument("\(path): \(error)") }
             let logger = try state.get()
-            // Acknowledged once written: the last batch is committed before the command returns.
-            let ignored = try logger.importing { result.entries.count { logger.store.add($0) == nil } }
+            // Streamed a batch at a time into the store (HAR.swift "Reading
+            // streams"); acknowledged once written: the last batch of the
+            // persisted log is committed before the command returns.
+            var ignored = 0
+            let result = try logger.importing {
+                try HARImport.readFile(path) { batch in ignored += batch.count - logger.store.add(contentsOf: batch) }
+            }
             var fields: [(String, JSON)] = [
-                ("file", .string(path)), ("imported", .int(Int64(result.entries.count - ignored))),
+                ("file", .string(path)), ("imported", .int(Int64(result.read - ignored))),
                 ("ignored", .int(Int64(ignored))), ("skipped", .int(Int64(result.skipped.count))),
-                ("total", .int(Int64(result.entries.count + result.skipped.count))),
+                ("total", .int(Int64(result.read + result.skipped.count))),
             ]
             // Persistence is opt-in (the log may hold what a user would not
             // keep on disk), so an import never turns it on; it says where
@@ -90,7 +92,7 @@ struct NetworkCommands {
                 fields.append(("persisted", .bool(false)))
                 fields.append(("note", .string(NetworkCommands.notPersistedNote)))
             }
-            fields.append(("problems", .array(result.skipped.map { .object([("entry", .int(Int64($0.index))), ("reason", .string($0.reason))]) })))
+            fields.append(("problems", .array(result.skipped.map { .object([("entry", .int(Int64($0.index))), ("offset", $0.offset.map { .int(Int64($0)) } ?? .null), ("reason", .string($0.reason))]) })))
             return .string(JSON.object(fields).serialized())
         }
         try host.addCommand("stats(filter: string = \"\") -> string", summary: "Traffic stats: failures, percentiles, slowest endpoints, hosts",
@@ -221,11 +223,9 @@ struct NetworkCommands {
     }
 }
 
-/// HAR files on disk: read whole; written as a stream into a file that
-/// replaces the old one only when complete.
+/// HAR files on disk (read by HARImport.readFile, streamed): written as a
+/// stream into a file that replaces the old one only when complete.
 enum HARFile {
-    static func read(_ path: String) throws -> [UInt8] { try TextFile.readBytes(path) }
-
     /// A read error ends the stream early: then the file is not replaced.
     static func write(_ pages: LogDatabase.Pages, to path: String) throws -> Int {
         var written = 0

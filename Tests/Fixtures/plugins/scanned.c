@@ -2,7 +2,8 @@
  * -DSHORT=name for a distinct plugin and -DBEHAVIOUR=... for what its init
  * does: 0 registers, 1 crashes, 2 hangs, 3 exits with status 7, 4 prints to
  * stdout first (which must not confuse the scanner), 5 looks up the
- * service of 6 in init and uses it again in its shutdown, 6 publishes it.
+ * service of 6 in init and uses it again in its shutdown, 6 publishes it,
+ * 7 adds an entry "extra" in sync_entries (ABI 1.5), not in init.
  * Each init and shutdown appends "init|shutdown <short> <pid>" to the file
  * named by $PINCER_TEST_INIT_LOG, so a test counts which process ran it and
  * how often. VERSION changes what it registers (a rebuilt plugin). */
@@ -77,6 +78,32 @@ static const scanned_service_t service = { sizeof(scanned_service_t), touch };
 static const scanned_service_t *provider;
 #endif
 
+#if BEHAVIOUR == 7
+static const pincer_host_t *g_host;
+static pincer_status_t read_extra(void *context, pincer_call_t *call)
+{
+    (void)context;
+    call->return_string(call, "synced");
+    return PINCER_OK;
+}
+static pincer_status_t sync_entries(void *context, pincer_call_t *reply)
+{
+    pincer_status_t status;
+    (void)context;
+    note("sync");
+    status = g_host->add_entry(g_host, &(pincer_entry_t){
+        .struct_size = sizeof(pincer_entry_t),
+        .kind = PINCER_ENTRY_VALUE,
+        .id = "extra",
+        .title = "Added by sync_entries",
+        .read = read_extra,
+    });
+    if (status != PINCER_OK)
+        reply->fail(reply, g_host->last_error(g_host));
+    return status;
+}
+#endif
+
 static void plugin_shutdown(void *context)
 {
     (void)context;
@@ -94,6 +121,9 @@ static pincer_status_t init(void *context, const pincer_host_t *host, pincer_cal
     pincer_status_t status;
     (void)context;
     note("init");
+#if BEHAVIOUR == 7
+    g_host = host;
+#endif
 #if BEHAVIOUR == 5
     provider = host->get_service(host, SCANNED_SERVICE_ID);
     if (provider == NULL) {
@@ -156,6 +186,9 @@ static const pincer_plugin_t plugin = {
     .version = "1.0." TEXT(VERSION),
     .init = init,
     .shutdown = plugin_shutdown,
+#if BEHAVIOUR == 7
+    .sync_entries = sync_entries,
+#endif
 };
 
 PINCER_EXTERN_C PINCER_EXPORT const pincer_plugin_t *pincer_plugin_entry(uint32_t host_abi_major,

@@ -1,0 +1,272 @@
+import Foundation
+import PincerJSON
+import XCTest
+@testable import NetworkLog
+
+/// Issue 17, import at speed: the cached name verdicts and the batched,
+/// parallel store path redact exactly what the uncached, one-by-one path
+/// does; JSON.validate accepts what JSON.parse accepts; the streamed HAR
+/// import is all-or-nothing for the file's syntax and names the entry and
+/// its byte offset; clear gives memory back.
+final class NetworkSpeedTests: XCTestCase {
+
+    // MARK: cached verdicts = uncached verdicts
+
+    /// Every entry of every shared HAR fixture, stored through a redactor with
+    /// the verdict cache and through one without, twice over (the second
+    /// pass answers from a warm cache): the stored entries are identical.
+    func testCachedVerdictsRedactTheFixturesAsBefore() throws {
+        let directory = try harFixtureDirectory
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".har") || $0.hasSuffix(".json") }.sorted()
+        XCTAssertGreaterThan(names.count, 5)
+        var compared = 0
+        for name in names {
+            guard let result = try? HARImport.read([UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))) else { continue }
+            let cached = NetworkStore(limits: LogLimits(entryLimit: 10_000), redactor: Redactor(extraNames: ["x-custom"]))
+            let fresh = NetworkStore(limits: LogLimits(entryLimit: 10_000), redactor: Redactor(extraNames: ["x-custom"], cachingVerdicts: false))
+            for _ in 0..<2 {
+                cached.add(contentsOf: result.entries)
+                for e in result.entries { _ = fresh.add(e) }
+            }
+            let a = cached.entries().map(Self.comparable), b = fresh.entries().map(Self.comparable)
+            XCTAssertEqual(a, b, name)
+            compared += a.count
+        }
+        XCTAssertGreaterThan(compared, 50, "the fixtures hold entries to compare")
+    }
+
+    /// Hostile names: escaped key names, keys longer than the cache keeps,
+    /// invalid UTF-8 (repaired to U+FFFD in headers and queries), deep
+    /// nesting, names that normalise alike but are different bytes, and more
+    /// distinct names than the cache holds. Cached and uncached agree, and
+    /// the known secrets are gone.
+    func testCachedVerdictsOnHostileInput() {
+        let cached = Redactor(), fresh = Redactor(extraNames: [], cachingVerdicts: false)
+        let long = String(repeating: "k", count: 300)
+        var bodies: [String] = [
+            #"{"pass\u0077ord":"hunter2","p\u0061ss":"x","tok\u0065n":{"a":[1,2]}}"#,
+            #"{"\#(long)password":"s1","\#(long)":"kept","\#(long)Key":"kept2"}"#,
+            #"{"api_key":"a","API%5FKEY":"b","ａｐｉ＿ｋｅｙ":"c","apikey":"d","author":"kept"}"#,
+            String(repeating: "[", count: 70) + String(repeating: "]", count: 70),
+            String(repeating: #"{"a":"#, count: 60) + #"{"secret":"deep"}"# + String(repeating: "}", count: 60),
+            #"{"password":"a","password":"dup"}"#,
+        ]
+        // More distinct keys than the cache keeps: it starts again empty, verdicts stay right.
+        var many = "{"
+        for i in 0..<(NameVerdicts.maximumEntries + 500) { many += "\"field\(i)\":\(i)," }
+        many += #""session_id":"gone"}"#
+        bodies.append(many)
+        for round in 0..<2 {
+            for body in bodies {
+                let bytes = Array(body.utf8)
+                XCTAssertEqual(cached.body(bytes, contentType: "application/json"), fresh.body(bytes, contentType: "application/json"),
+                               "round \(round): \(body.prefix(80))")
+            }
+        }
+        guard case .stored(let escaped) = cached.body(Array(bodies[0].utf8), contentType: "application/json") else { return XCTFail("withheld") }
+        XCTAssertFalse(String(decoding: escaped, as: UTF8.self).contains("hunter2"))
+        guard case .stored(let longKeys) = cached.body(Array(bodies[1].utf8), contentType: "application/json") else { return XCTFail("withheld") }
+        let longText = String(decoding: longKeys, as: UTF8.self)
+        XCTAssertFalse(longText.contains("s1"))
+        XCTAssertTrue(longText.contains("kept") && longText.contains("kept2"))
+        guard case .stored(let manyOut) = cached.body(Array(many.utf8), contentType: "application/json") else { return XCTFail("withheld") }
+        XCTAssertFalse(String(decoding: manyOut, as: UTF8.self).contains("gone"))
+
+        let invalid = String(decoding: [0x74, 0x6F, 0x6B, 0xFF, 0x65, 0x6E] as [UInt8], as: UTF8.self) // "tok\u{FFFD}en"
+        let headers = [Header("X-Api-Key", "a"), Header("x_api_key", "b"), Header(invalid, "c"), Header("Authorization", "Bearer abcdefgh12345678"),
+                       Header("X-\(long)-Key", "d"), Header("Monkey", "kept"), Header("Cookie", "sid=1; theme=dark")]
+        for _ in 0..<2 {
+            XCTAssertEqual(cached.headers(headers), fresh.headers(headers))
+            for url in ["https://h/p?token=1&a=2;password=3&\(long)=4&%61pi_key=5&q=\(invalid)", "https://u:p@h/p#access_token=x"] {
+                XCTAssertEqual(cached.url(url), fresh.url(url))
+            }
+            for text in ["password=abc and Bearer abcdef123456789", "\(long)password: 'quoted-secret'"] {
+                XCTAssertEqual(cached.text(text), fresh.text(text))
+            }
+        }
+        XCTAssertEqual(cached.headers(headers)[0].value, Redactor.marker)
+        XCTAssertEqual(cached.headers(headers)[5].value, "kept")
+    }
+
+    func testVerdictCacheIsBounded() {
+        let redactor = Redactor()
+        for i in 0..<(NameVerdicts.maximumEntries * 2 + 7) { _ = redactor.isSensitiveField("header-\(i)") }
+        XCTAssertTrue(redactor.isSensitiveField("X-Api-Key"))
+        XCTAssertFalse(redactor.isSensitiveField("Accept"))
+    }
+
+    // MARK: JSON.validate
+
+    func testValidateAgreesWithParse() {
+        let samples = [
+            "", " ", "{}", "[]", "[1,2,3]", #"{"a":[1,{"b":null}],"c":"\u00e9\ud83d\ude00"}"#, "01", "1.", "-", "1e400", "1e-400",
+            #""\ud800""#, #""\udc00x""#, "[1,]", #"{"a" 1}"#, "tru", "nul", "\u{FEFF}{}", #""a\x""#, "\"\u{01}\"", "[" + String(repeating: "[", count: 600),
+            String(repeating: "[", count: 512) + String(repeating: "]", count: 512), "{\"a\":1} x", "\"\\", "123456789012345678901234567890",
+        ]
+        var inputs = samples.map { Array($0.utf8) }
+        inputs.append([0x22, 0xC3, 0x28, 0x22]) // invalid UTF-8 in a string
+        inputs.append([0x22, 0xED, 0xA0, 0x80, 0x22]) // an encoded surrogate
+        for bytes in inputs {
+            let parsed = Result { () throws(JSONSyntaxError) -> JSON in try JSON.parse(bytes: bytes) }
+            let validated = Result { () throws(JSONSyntaxError) in try bytes.withUnsafeBufferPointer { b throws(JSONSyntaxError) in try JSON.validate(bytes: b) } }
+            switch (parsed, validated) {
+            case (.success, .success): break
+            case (.failure(let a), .failure(let b)): XCTAssertEqual(a, b, String(decoding: bytes.prefix(40), as: UTF8.self))
+            default: XCTFail("parse and validate disagree on \(String(decoding: bytes.prefix(40), as: UTF8.self))")
+            }
+        }
+    }
+
+    // MARK: streamed import
+
+    static func document(_ count: Int) -> [UInt8] {
+        var entries: [NetworkEntry] = []
+        for i in 0..<count {
+            var e = NetworkEntry(source: .captured, startedAt: 1_750_000_000 + Double(i), method: "GET", url: "https://h.example/items/\(i)?token=t\(i)")
+            e.state = .complete
+            e.status = 200
+            e.responseHeaders = [Header("Content-Type", "application/json")]
+            e.responseBody = Body(payload: .stored(Array(#"{"n":\#(i),"password":"p\#(i)"}"#.utf8)), size: 24, mimeType: "application/json")
+            entries.append(e)
+        }
+        return HARExport.document(entries, creator: (name: "test", version: "1"))
+    }
+
+    /// Entries come in file order, in batches of at most `batchSize`, the
+    /// same as the whole-tree conversion; an unusable entry is skipped with
+    /// its index and the byte offset where it starts.
+    func testStreamHandsOverBatchesInOrder() throws {
+        var bytes = Self.document(2_500)
+        // Make entry 1,700 unusable (valid JSON, no request).
+        let found = try XCTUnwrap(EntriesSplitter.scan(bytes))
+        let target = found.elements[1_700]
+        let start = bytes.withUnsafeBufferPointer { EntriesSplitter.valueStart(target, in: $0) }
+        let replacement = Array(#"{"x":1}"#.utf8)
+        bytes.replaceSubrange(target, with: replacement + Array(repeating: 0x20, count: target.count - replacement.count))
+        var batches: [[NetworkEntry]] = []
+        let summary = try bytes.withUnsafeBufferPointer { b throws(HARImportError) in try HARImport.stream(b) { batches.append($0) } }
+        XCTAssertEqual(summary.read, 2_499)
+        XCTAssertTrue(batches.allSatisfy { $0.count <= HARImport.batchSize })
+        XCTAssertEqual(batches.count, 3)
+        XCTAssertEqual(summary.skipped.count, 1)
+        XCTAssertEqual(summary.skipped.first?.index, 1_700)
+        XCTAssertEqual(summary.skipped.first?.offset, start)
+        XCTAssertEqual(summary.skipped.first?.reason, "the entry has no request")
+        let (log, list) = try HARImport.logAndEntries(try JSON.parse(bytes: bytes))
+        let whole = HARImport.result(log: log, list.map { HARImport.entry($0) })
+        XCTAssertEqual(batches.flatMap { $0 }, whole.entries)
+    }
+
+    /// A syntax error in entry 1,234 of 2,000: nothing is handed over (the
+    /// whole file is checked first) and the error names the entry's index
+    /// and byte offset, with the parser's line and column.
+    func testSyntaxErrorImportsNothingAndNamesTheEntry() throws {
+        var bytes = Self.document(2_000)
+        let found = try XCTUnwrap(EntriesSplitter.scan(bytes))
+        let target = found.elements[1_234]
+        let start = bytes.withUnsafeBufferPointer { EntriesSplitter.valueStart(target, in: $0) }
+        let colon = try XCTUnwrap(bytes[target].firstIndex(of: UInt8(ascii: ":")))
+        bytes[colon] = UInt8(ascii: ";")
+        var handed = 0
+        XCTAssertThrowsError(try bytes.withUnsafeBufferPointer { b throws(HARImportError) in try HARImport.stream(b) { handed += $0.count } }) { error in
+            guard case .notJSON(let syntax) = error as? HARImportError else { return XCTFail("\(error)") }
+            XCTAssertEqual(syntax.line, 1)
+            XCTAssertEqual(syntax.column, colon + 1)
+            XCTAssertTrue(syntax.message.hasPrefix("in log.entries[1234] (which starts at byte \(start)): "), syntax.message)
+        }
+        XCTAssertEqual(handed, 0, "nothing is half-imported")
+    }
+
+    /// The command: a damaged file imports nothing into a persisted log, and
+    /// says which entry; a good one imports every entry.
+    func testImportCommandIsAllOrNothing() throws {
+        let state = NSTemporaryDirectory() + "pincer-netspeed-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        XCTAssertEqual(try Fixture.pincer(["run", "net.persist", "7"], stateDir: state).status, 0)
+        var bytes = Self.document(600)
+        let found = try XCTUnwrap(EntriesSplitter.scan(bytes))
+        let colon = try XCTUnwrap(bytes[found.elements[500]].firstIndex(of: UInt8(ascii: ":")))
+        bytes[colon] = UInt8(ascii: ";")
+        let bad = state + "-bad.har", good = state + "-good.har"
+        defer { unlink(bad); unlink(good) }
+        try Data(bytes).write(to: URL(fileURLWithPath: bad))
+        try Data(Self.document(600)).write(to: URL(fileURLWithPath: good))
+        let failed = try Fixture.pincer(["--json", "run", "net.import-har", bad], stateDir: state)
+        XCTAssertNotEqual(failed.status, 0)
+        XCTAssertTrue(failed.stdout.contains("log.entries[500]") || failed.stderr.contains("log.entries[500]"), failed.stdout + failed.stderr)
+        let empty = try Fixture.pincer(["--json", "run", "net.limits"], stateDir: state)
+        XCTAssertEqual((Fixture.json(empty.stdout)["result"] as? [String: Any])?["held"] as? Int, 0, empty.stdout)
+        let imported = try Fixture.pincer(["--json", "run", "net.import-har", good], stateDir: state)
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertEqual((Fixture.json(imported.stdout)["result"] as? [String: Any])?["imported"] as? Int, 600, imported.stdout)
+    }
+
+    /// A pipe cannot be mapped: it is read into memory and imported the same;
+    /// a directory is refused with a message that says so.
+    func testImportReadsAPipeAndRefusesADirectory() throws {
+        let state = NSTemporaryDirectory() + "pincer-netspeed-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let text = String(decoding: Self.document(300), as: UTF8.self)
+        let piped = try Fixture.pincer(["--json", "run", "net.import-har", "/dev/stdin"], stateDir: state, input: text)
+        XCTAssertEqual(piped.status, 0, piped.stderr)
+        XCTAssertEqual((Fixture.json(piped.stdout)["result"] as? [String: Any])?["imported"] as? Int, 300, piped.stdout)
+        let directory = try Fixture.pincer(["run", "net.import-har", NSTemporaryDirectory()], stateDir: state)
+        XCTAssertNotEqual(directory.status, 0)
+        XCTAssertTrue(directory.stderr.contains("it is a directory"), directory.stderr)
+    }
+
+    // MARK: batched store path = one by one
+
+    func testAddContentsOfStoresWhatAddStores() throws {
+        let result = try HARImport.read(Self.document(3_000))
+        let rules = [CaptureRule(kind: .ignore, host: "h.example", pathPrefix: "/items/7")]
+        let batched = NetworkStore(limits: LogLimits(entryLimit: 5_000), rules: rules)
+        let single = NetworkStore(limits: LogLimits(entryLimit: 5_000), rules: rules)
+        let stored = batched.add(contentsOf: result.entries)
+        var one = 0
+        for e in result.entries where single.add(e) != nil { one += 1 }
+        XCTAssertEqual(stored, one)
+        XCTAssertLessThan(stored, 3_000, "the ignore rule matched some")
+        XCTAssertEqual(batched.entries().map(\.id), single.entries().map(\.id))
+        XCTAssertEqual(batched.entries().map(Self.comparable), single.entries().map(Self.comparable))
+        XCTAssertFalse(batched.entries().contains { String(decoding: $0.responseBody.bytes ?? [], as: UTF8.self).contains("\"p1") })
+    }
+
+    // MARK: memory given back
+
+    /// 150 MB of bodies held, then clear: RSS comes back to within 50 MB of
+    /// where it was (glibc kept it all before malloc_trim).
+    func testClearGivesMemoryBack() {
+        let store = NetworkStore(limits: LogLimits(entryLimit: 15_000, bodyCap: 1 << 20, bodyBudget: 1 << 30))
+        store.clear()
+        let before = Self.residentBytes()
+        var batch: [NetworkEntry] = []
+        for i in 0..<15_000 {
+            var e = NetworkEntry(source: .captured, startedAt: 1_750_000_000, method: "GET", url: "https://h.example/\(i)")
+            e.state = .complete
+            e.status = 200
+            e.responseBody = Body(payload: .stored(Array(repeating: UInt8(ascii: "a") &+ UInt8(i % 20), count: 10_000)), size: 10_000, mimeType: "application/octet-stream")
+            batch.append(e)
+            if batch.count == 1_000 { store.add(contentsOf: batch); batch = [] }
+        }
+        XCTAssertEqual(store.storedBodyBytes, 150_000_000)
+        let holding = Self.residentBytes()
+        XCTAssertGreaterThan(holding - before, 140_000_000, "the bodies are resident")
+        store.clear()
+        let after = Self.residentBytes()
+        XCTAssertLessThan(after - before, 50 << 20, "after clear: \(after >> 20) MiB, before \(before >> 20) MiB, holding \(holding >> 20) MiB")
+    }
+
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// What a stored entry holds, without the time it was recorded.
+    static func comparable(_ e: NetworkEntry) -> String {
+        var e = e
+        e.recordedAt = 0
+        return "\(e)"
+    }
+}
