@@ -75,7 +75,6 @@ final class L10nCatalogMemoryTests: XCTestCase {
         // The file once, what little the rewrite keeps, and slack for the
         // allocator; before: about 20 times the file.
         let over = run.bytes - base.bytes
-        print("l10n.catalog of \(bytes.count) bytes: peak RSS \(run.bytes), l10n.modes \(base.bytes)")
         XCTAssertLessThan(over, 2 * bytes.count,
                           "l10n.catalog of \(bytes.count) bytes (writing \(written.count)): peak RSS \(run.bytes), \(over) above l10n.modes (\(base.bytes))")
     }
