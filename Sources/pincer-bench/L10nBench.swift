@@ -8,8 +8,15 @@
 // - Ours: PseudoLocalizer with every mode that changes text (accented,
 //   lengthened, boundaries, right-to-left; the full accent map) over every
 //   string as the .po file holds it (backslash escapes), each result checked.
-//   For information, the whole catalog path: Catalog(bytes:format:.po)
-//   then rewritten(locale:), its output read back and checked.
+//   For information, the whole catalog path in process, as l10n.catalog
+//   takes it: CatalogRewrite(bytes:format:.po) then write(locale:...) into
+//   memory, its output read back and checked.
+// - The whole command on the same file: `pincer run l10n.catalog`, its peak
+//   RSS (wait4) against the file's size, target at most 3 times, and its
+//   output byte for byte the in-process one. The command is started through
+//   a forking Python one-liner: a posix_spawn child's ru_maxrss starts at
+//   this process's own high-water mark (it shares our address space until
+//   exec), which by this part is far above the command's.
 // - Theirs: scripts/bench-l10n-baseline.py applies
 //   PseudoL10nUtil().pseudolocalize (all its default transforms) to the
 //   same strings, unescaped, and times its loop with time.perf_counter.
@@ -40,6 +47,9 @@ struct L10nFigures: Sendable {
     /// Best round of the whole catalog path (read, rewrite) and its parts; nil when it failed.
     var catalog: CatalogPathFigures?
     var catalogError: String?
+    /// `pincer run l10n.catalog` of the same file; nil when it failed.
+    var catalogCommand: CatalogCommandFigures?
+    var catalogCommandError: String?
 
     /// pseudol10nutil's figures; nil when it could not run (see baselineError).
     var baseline: L10nBaselineFigures?
@@ -51,16 +61,33 @@ struct L10nFigures: Sendable {
     var ratio: Double? { baseline.map { transformRate / max($0.rate, 1e-9) } }
 
     var errors: [(part: String, message: String)] {
-        [("catalog", catalogError), ("pseudol10nutil", baselineError)].compactMap { part, message in
+        [("catalog", catalogError), ("l10n.catalog command", catalogCommandError), ("pseudol10nutil", baselineError)].compactMap { part, message in
             message.map { (part, $0) }
         }
     }
 
     /// Both sides ran over every string, and every one of ours was transformed
-    /// without a placeholder problem (there is no numeric target).
+    /// without a placeholder problem (no numeric target there); the
+    /// whole command's peak RSS is within its target.
     var passed: Bool {
         errors.isEmpty && baseline != nil && problems == 0 && unchanged == 0 && (baseline?.unchanged ?? 1) == 0
+            && (catalogCommand?.passed ?? false)
     }
+}
+
+/// `pincer run l10n.catalog FILE.po --output OUT.po`, one run, spawn to wait4.
+struct CatalogCommandFigures: Sendable {
+    static let targetRatio = 3.0
+
+    var fileBytes: Int
+    var outputBytes: Int
+    var seconds: Double
+    var peakRSSBytes: Int
+    /// Peak RSS of `pincer run l10n.modes` (the same plugin, no catalog), for scale.
+    var idleRSSBytes: Int
+
+    var ratio: Double { Double(peakRSSBytes) / Double(max(fileBytes, 1)) }
+    var passed: Bool { ratio <= CatalogCommandFigures.targetRatio }
 }
 
 struct CatalogPathFigures: Sendable {
@@ -147,7 +174,16 @@ enum L10nBench {
             throw BenchError("the transform of \"\(bad.0)\" gave \"\(bad.1)\", which lacks the brackets, accents, padding or bidi controls of the modes")
         }
 
-        do { figures.catalog = try catalogPath(poBytes, count: count, expected: outputs, keys: keys) } catch { figures.catalogError = error.message }
+        var inProcessOutput: [UInt8] = []
+        do { figures.catalog = try catalogPath(poBytes, count: count, expected: outputs, keys: keys, output: &inProcessOutput) } catch {
+            figures.catalogError = error.message
+        }
+        if figures.catalog != nil {
+            do {
+                figures.catalogCommand = try catalogCommand(poPath, fileBytes: poBytes.count, expected: inProcessOutput, directory: directory.path)
+            } catch { figures.catalogCommandError = error.message }
+        }
+        inProcessOutput = []
         do { figures.baseline = try baseline(listPath: listPath, count: count) } catch { figures.baselineError = error.message }
         return figures
     }
@@ -181,20 +217,27 @@ enum L10nBench {
     // MARK: the whole catalog path
 
     static func catalogPath(_ poBytes: [UInt8], count: Int, expected: [String],
-                            keys: [String]) throws(BenchError) -> CatalogPathFigures {
+                            keys: [String], output: inout [UInt8]) throws(BenchError) -> CatalogPathFigures {
         func once() throws(BenchError) -> (read: UInt64, rewrite: UInt64, output: [UInt8]) {
             let start = monotonicNanoseconds()
-            let catalog: Catalog
-            do { catalog = try Catalog(bytes: poBytes, format: .po, table: table) } catch {
-                throw BenchError("Catalog(bytes:format:.po) of the generated catalog: \(error)")
+            let catalog: CatalogRewrite
+            do { catalog = try CatalogRewrite(bytes: poBytes, format: .po, table: table) } catch {
+                throw BenchError("CatalogRewrite(bytes:format:.po) of the generated catalog: \(error)")
             }
             let read = monotonicNanoseconds()
-            let output = catalog.rewritten(locale: locale) { s in
-                localizer.transform(s.raw, style: s.style, key: s.key, table: s.table).text
+            var output: [UInt8] = []
+            output.reserveCapacity(poBytes.count * 5)
+            // Where l10n.catalog hands each piece to the file, this appends it.
+            do {
+                try catalog.write(locale: locale, transform: { s in
+                    localizer.transform(s.raw, style: s.style, key: s.displayKey, table: s.table).text
+                }, to: { output.append(contentsOf: $0) })
+            } catch {
+                throw BenchError("CatalogRewrite.write of the generated catalog: \(error)")
             }
             let end = monotonicNanoseconds()
-            guard catalog.strings.count == count else {
-                throw BenchError("the catalog read \(catalog.strings.count) strings from \(count) entries")
+            guard catalog.stringCount == count else {
+                throw BenchError("the catalog read \(catalog.stringCount) strings from \(count) entries")
             }
             return (read - start, end - read, output)
         }
@@ -206,8 +249,65 @@ enum L10nBench {
         }
         guard let best else { throw BenchError("no catalog round ran") }
         try verifyRewritten(best.output, expected: expected, keys: keys)
+        output = best.output
         return CatalogPathFigures(strings: count, rounds: catalogRounds, nanoseconds: best.read + best.rewrite, readNanoseconds: best.read,
                                   rewriteNanoseconds: best.rewrite, outputBytes: best.output.count)
+    }
+
+    /// Forks (from a small process of its own), execs the command in argv,
+    /// waits: prints "peak STATUS MAXRSS_KB SECONDS" last.
+    static let peakScript = """
+        import os, sys, time
+        os.environ.pop("PINCER_PLUGIN_PATH", None)
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.execv(sys.argv[1], sys.argv[1:])
+            finally:
+                os._exit(127)
+        _, status, usage = os.wait4(pid, 0)
+        print("peak", os.waitstatus_to_exitcode(status), usage.ru_maxrss, time.monotonic() - start)
+        """
+
+    /// `pincer` with `arguments` through `peakScript`: exit status, peak RSS, seconds.
+    static func peak(_ arguments: [String], what: String) throws(BenchError) -> (rss: Int, seconds: Double) {
+        guard let directory = Host.executableDirectory() else { throw BenchError("cannot find this executable's directory") }
+        let pincer = "\(directory)/pincer"
+        guard access(pincer, X_OK) == 0 else {
+            throw BenchError("\(pincer) is missing; build it beside pincer-bench: swift build -c release --product pincer")
+        }
+        let venv = PackageFile.path(".build/consumers/bin/python3").flatMap { access($0, X_OK) == 0 ? $0 : nil }
+        guard let python = venv ?? findInPath("python3") else { throw BenchError("python3 (which starts the command) is not on PATH") }
+        let (_, output) = try HARSpeedBench.measured(python, ["-c", peakScript, pincer] + arguments, what: what)
+        let last = String(decoding: output, as: UTF8.self).split(separator: "\n").last ?? ""
+        let fields = last.split(separator: " ")
+        guard fields.count == 4, fields[0] == "peak", let status = Int(fields[1]), let kilobytes = Int(fields[2]),
+              let seconds = Double(fields[3]) else {
+            throw BenchError("\(what): the peak-RSS wrapper printed \(last.prefix(200))")
+        }
+        guard status == 0 else { throw BenchError("\(what) exited with status \(status)") }
+        return (kilobytes * 1024, seconds)
+    }
+
+    /// The whole command on the file the in-process path read; its output
+    /// must be the in-process output, byte for byte.
+    static func catalogCommand(_ poPath: String, fileBytes: Int, expected: [UInt8],
+                               directory: String) throws(BenchError) -> CatalogCommandFigures {
+        let state = "\(directory)/state", out = "\(directory)/bench.en-XA.po"
+        guard mkdir(state, 0o700) == 0 || errno == EEXIST else { throw BenchError("cannot create \(state)") }
+        let modes = localizer.modes.names.joined(separator: ",")
+        let idle = try peak(["--state-dir", state, "run", "l10n.modes"], what: "pincer run l10n.modes")
+        let run = try peak(["--state-dir", state, "run", "l10n.catalog", poPath, "--output", out, "--modes", modes, "--locale", locale],
+                           what: "pincer run l10n.catalog")
+        let written = try readFileBytes(out)
+        unlink(out)
+        guard written == expected else {
+            let at = (0..<min(written.count, expected.count)).first { written[$0] != expected[$0] } ?? min(written.count, expected.count)
+            throw BenchError("pincer run l10n.catalog wrote \(written.count) bytes, the in-process path \(expected.count); they differ from byte \(at)")
+        }
+        return CatalogCommandFigures(fileBytes: fileBytes, outputBytes: written.count, seconds: run.seconds, peakRSSBytes: run.rss,
+                                     idleRSSBytes: idle.rss)
     }
 
     /// The rewritten catalog reads back with every msgstr equal to our

@@ -466,12 +466,22 @@ extension Report {
         }
         if let c = l.catalog {
             add("info: .po read + rewrite, whole catalog", strings(c.rate),
-                "(\(Format.fixed(Double(c.nanoseconds) / 1e6, 0)) ms, \(Format.fixed(c.readShare * 100, 0))% reading)")
+                "(\(Format.fixed(Double(c.nanoseconds) / 1e6, 0)) ms in process, \(Format.fixed(c.readShare * 100, 0))% reading)")
+        }
+        if let c = l.catalogCommand {
+            func mib(_ b: Int) -> String { "\(Format.fixed(Double(b) / 1_048_576, 1)) MiB" }
+            add("whole command: pincer run l10n.catalog", "\(Format.fixed(c.seconds, 2)) s",
+                "(peak RSS \(mib(c.peakRSSBytes)); l10n.modes: \(mib(c.idleRSSBytes)))")
+            add("  its peak RSS / the .po file", Format.ratio(c.ratio),
+                "target <= \(Format.short(CatalogCommandFigures.targetRatio))x  \(Report.verdict(c.passed))")
         }
         lines.append("          best of \(l.rounds) rounds each side: \(l.strings) strings of \(l.shortestString)-\(l.longestString) characters (\(l.stringsWithPlaceholders) with placeholders,")
         lines.append("          \(l.nonASCIIStrings) with non-ASCII), a \(Format.fixed(Double(l.catalogBytes) / 1_048_576, 1)) MiB .po catalog; \(l.problems) placeholder problems, \(l.unchanged) unchanged\(l.baseline.map { " (pseudol10nutil: \($0.unchanged) unchanged, Python \($0.python))" } ?? "")")
         if let c = l.catalog {
             lines.append("          catalog path: \(c.rounds == 1 ? "1 round" : "best of \(c.rounds) rounds"); the rewritten catalog read back, every msgstr the transform of its msgid, checked")
+        }
+        if let c = l.catalogCommand {
+            lines.append("          command: spawn to wait4 (through a forking python3), \(Format.fixed(Double(c.outputBytes) / 1_048_576, 1)) MiB written, byte for byte the in-process output")
         }
         if let first = l.firstProblem { add("first problem: \(first)", "", "FAIL") }
         for (what, message) in l.errors {
@@ -522,6 +532,20 @@ extension Report {
             ])))
         } else if let e = l.catalogError {
             members.append(("catalog", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let c = l.catalogCommand {
+            members.append(("catalog_command", .object([
+                ("file_bytes", .int(Int64(c.fileBytes))),
+                ("output_bytes", .int(Int64(c.outputBytes))),
+                ("seconds", .rounded(c.seconds, 4)),
+                ("peak_rss_bytes", .int(Int64(c.peakRSSBytes))),
+                ("idle_rss_bytes", .int(Int64(c.idleRSSBytes))),
+                ("ratio_peak_rss_over_file", .rounded(c.ratio, 3)),
+                ("target_ratio", .rounded(CatalogCommandFigures.targetRatio, 1)),
+                ("pass", .bool(c.passed)),
+            ])))
+        } else if let e = l.catalogCommandError {
+            members.append(("catalog_command", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         if let first = l.firstProblem { members.append(("first_problem", .string(first))) }
         members.append(("pass", .bool(l.passed)))

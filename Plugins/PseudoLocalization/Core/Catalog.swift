@@ -37,8 +37,7 @@ public struct Catalog: Sendable {
             translations = []
             storage = .spliced(text, parsed.slots, removals: parsed.removals)
         case .po:
-            let text = try SourceText(bytes: bytes)
-            let parsed = try POFile.parse(text, table: table)
+            let parsed = try POFile.parse(try POText(bytes: bytes), table: table, collect: true)
             strings = parsed.strings
             translations = parsed.translations
             storage = .po(parsed.file)
@@ -80,9 +79,55 @@ public struct Catalog: Sendable {
             edits += removals.map { TextEdit(range: $0, text: "") }
             return text.encodedApplying(edits)
         case .po(let file):
-            return file.rewritten(strings: strings, locale: locale, transform: transform)
+            return file.rewritten(locale: locale, transform: transform)
         case .xcstrings(let file):
             return file.rewritten(strings: strings, locale: locale, transform: transform)
+        }
+    }
+}
+
+/// A catalog read to be rewritten once, with the output handed out in
+/// pieces (to a file, say). Read and checked as `Catalog` reads it, so a
+/// malformed file throws before anything is written; but a `.po` keeps only
+/// its bytes: each entry's strings are made as it is written and the output
+/// never collects whole, so a 10 MB catalog costs about 10 MB, not the
+/// strings, entries and output of `Catalog` (several times the file).
+public struct CatalogRewrite: Sendable {
+    public let format: CatalogFormat
+    /// How many strings the rewrite hands its transform.
+    public let stringCount: Int
+    private let storage: Storage
+
+    private enum Storage: Sendable {
+        case po(POFile)
+        case whole(Catalog)
+    }
+
+    /// Bytes of output collected before they are handed out.
+    static let pieceBytes = 1 << 16
+
+    public init(bytes: [UInt8], format: CatalogFormat, table: String) throws(CatalogError) {
+        self.format = format
+        if format == .po {
+            let file = try POFile.parse(try POText(bytes: bytes), table: table, collect: false).file
+            stringCount = file.stringCount
+            storage = .po(file)
+        } else {
+            let catalog = try Catalog(bytes: bytes, format: format, table: table)
+            stringCount = catalog.strings.count
+            storage = .whole(catalog)
+        }
+    }
+
+    /// Writes what `Catalog.rewritten(locale:transform:)` returns, in order,
+    /// through `write`: `transform` gets each string as `Catalog.strings`
+    /// lists it, in that order. Throws what `write` throws.
+    public func write(locale: String, transform: (CatalogString) -> String, to write: ([UInt8]) throws -> Void) throws {
+        switch storage {
+        case .po(let file):
+            try file.write(locale: locale, transform: transform, flushingAt: CatalogRewrite.pieceBytes, to: write)
+        case .whole(let catalog):
+            try write(catalog.rewritten(locale: locale, transform: transform))
         }
     }
 }
@@ -392,7 +437,11 @@ struct SourceText: Sendable {
     /// text) in this text's encoding.
     func encodeUTF8(_ bytes: [UInt8]) -> [UInt8] {
         guard encoding != .utf8 else { return bytes }
-        let little = encoding == .utf16LE
+        return SourceText.encodeUTF8(bytes, littleEndian: encoding == .utf16LE, byteOrderMark: true)
+    }
+
+    /// Well-formed UTF-8 `bytes` as UTF-16, after a byte order mark if `byteOrderMark`.
+    static func encodeUTF8(_ bytes: [UInt8], littleEndian little: Bool, byteOrderMark: Bool) -> [UInt8] {
         // At most two bytes of UTF-16 per byte of UTF-8.
         return [UInt8](unsafeUninitializedCapacity: bytes.count * 2 + 2) { out, count in
             var j = 0
@@ -404,7 +453,7 @@ struct SourceText: Sendable {
                 }
                 j += 2
             }
-            unit(0xFEFF)
+            if byteOrderMark { unit(0xFEFF) }
             bytes.withUnsafeBufferPointer { b in
                 var k = 0
                 let n = b.count
@@ -431,15 +480,6 @@ struct SourceText: Sendable {
             }
             count = j
         }
-    }
-
-    /// The newline the file uses ("\r\n" or "\n"), for lines it gains.
-    var newline: String {
-        for (k, c) in s.enumerated() {
-            if c.value == 0x0A { return k > 0 && s[k - 1].value == 0x0D ? "\r\n" : "\n" }
-            if c.value == 0x0D && (k + 1 >= s.count || s[k + 1].value != 0x0A) { return "\r" }
-        }
-        return "\n"
     }
 }
 

@@ -3,6 +3,209 @@
 // `msgid`, optional `msgid_plural`, and `msgstr` or `msgstr[n]`, each followed
 // by one or more quoted strings. Values are the escaped text between the
 // quotes, continuation lines concatenated (`EscapeStyle.backslash`).
+//
+// Memory: a catalog is held as its UTF-8 bytes and nothing per entry but a
+// hash for the duplicate check. Reading checks the whole file; rewriting
+// reads it again, entry by entry, making each entry's strings as it writes
+// them and handing the output out in pieces, so a 10 MB catalog rewritten
+// to a file costs about its own size (`CatalogRewrite`).
+
+/// A .po file's text: its UTF-8 bytes, read in place (a UTF-16 file is
+/// transcoded). Offsets are byte offsets into `bytes`; a UTF-8 byte order
+/// mark stays in front of `start`. Lines and columns are counted as
+/// `SourceText` counts them (columns in Unicode scalars).
+struct POText: Sendable {
+    let bytes: [UInt8]
+    /// Offset of the first byte after the byte order mark.
+    let start: Int
+    /// The file's encoding, which the rewritten file keeps.
+    let encoding: SourceText.Encoding
+    let hasBOM: Bool
+    /// Byte offset of the first byte of each line (32 bits: see `maxBytes`).
+    let lineStarts: [UInt32]
+
+    /// The largest .po catalog read: offsets are kept in 32 bits.
+    static let maxBytes = Int(UInt32.max)
+
+    init(bytes input: [UInt8]) throws(CatalogError) {
+        if input.count >= 2 && ((input[0] == 0xFF && input[1] == 0xFE) || (input[0] == 0xFE && input[1] == 0xFF)) {
+            // Rare: decoded (and checked) as the other formats are, then held as UTF-8.
+            let decoded = try SourceText(bytes: input)
+            var utf8: [UInt8] = []
+            utf8.reserveCapacity(decoded.count)
+            decoded.appendUTF8(0..<decoded.count, to: &utf8)
+            try self.init(utf8: utf8, start: 0, encoding: decoded.encoding, hasBOM: true)
+        } else {
+            let bom = input.count >= 3 && input[0] == 0xEF && input[1] == 0xBB && input[2] == 0xBF
+            try self.init(utf8: input, start: bom ? 3 : 0, encoding: .utf8, hasBOM: bom)
+        }
+    }
+
+    private init(utf8: [UInt8], start: Int, encoding: SourceText.Encoding, hasBOM: Bool) throws(CatalogError) {
+        guard utf8.count <= POText.maxBytes else {
+            throw CatalogError(line: 1, column: 1, message: "a .po catalog of \(utf8.count) bytes: more than the \(POText.maxBytes) it may hold")
+        }
+        bytes = utf8
+        self.start = start
+        self.encoding = encoding
+        self.hasBOM = hasBOM
+        lineStarts = POText.lineStarts(of: utf8, from: start)
+        if let bad = POText.firstIllFormedUTF8(utf8, from: start) { throw error(at: bad, "invalid UTF-8") }
+    }
+
+    private static func lineStarts(of bytes: [UInt8], from start: Int) -> [UInt32] {
+        var starts = [UInt32(start)]
+        bytes.withUnsafeBufferPointer { b in
+            let n = b.count
+            var i = start
+            while i < n {
+                let c = b[i]
+                if c <= 0x0D {
+                    if c == 0x0A {
+                        starts.append(UInt32(i + 1))
+                    } else if c == 0x0D {
+                        if i + 1 < n && b[i + 1] == 0x0A { i += 1 }
+                        starts.append(UInt32(i + 1))
+                    }
+                }
+                i += 1
+            }
+        }
+        return starts
+    }
+
+    /// Offset of the first ill-formed UTF-8 sequence (Unicode Table 3-7, as
+    /// `SourceText` decodes), nil when there is none.
+    private static func firstIllFormedUTF8(_ bytes: [UInt8], from start: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { b -> Int? in
+            let n = b.count
+            var k = start
+            while k < n {
+                let c = b[k]
+                if c < 0x80 { k += 1; continue }
+                var length = 0
+                if c >= 0xC2 && c <= 0xDF {
+                    if k + 1 < n && b[k + 1] & 0xC0 == 0x80 { length = 2 }
+                } else if c >= 0xE0 && c <= 0xEF {
+                    if k + 2 < n {
+                        let c1 = b[k + 1], c2 = b[k + 2]
+                        let lo: UInt8 = c == 0xE0 ? 0xA0 : 0x80, hi: UInt8 = c == 0xED ? 0x9F : 0xBF
+                        if c1 >= lo && c1 <= hi && c2 & 0xC0 == 0x80 { length = 3 }
+                    }
+                } else if c >= 0xF0 && c <= 0xF4 {
+                    if k + 3 < n {
+                        let c1 = b[k + 1], c2 = b[k + 2], c3 = b[k + 3]
+                        let lo: UInt8 = c == 0xF0 ? 0x90 : 0x80, hi: UInt8 = c == 0xF4 ? 0x8F : 0xBF
+                        if c1 >= lo && c1 <= hi && c2 & 0xC0 == 0x80 && c3 & 0xC0 == 0x80 { length = 4 }
+                    }
+                }
+                if length == 0 { return k }
+                k += length
+            }
+            return nil
+        }
+    }
+
+    var count: Int { bytes.count }
+
+    subscript(i: Int) -> UInt32 { i < bytes.count ? UInt32(bytes[i]) : 0 }
+
+    /// 1-based line and column (in Unicode scalars) of byte offset `i`.
+    func position(_ i: Int) -> (line: Int, column: Int) {
+        var lo = 0, hi = lineStarts.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if Int(lineStarts[mid]) <= i { lo = mid } else { hi = mid - 1 }
+        }
+        let lineStart = Int(lineStarts[lo])
+        var column = 1
+        var k = lineStart
+        let end = min(i, bytes.count)
+        while k < end {
+            if bytes[k] & 0xC0 != 0x80 { column += 1 }
+            k += 1
+        }
+        return (lo + 1, column)
+    }
+
+    func error(at i: Int, _ message: String) -> CatalogError {
+        let p = position(i)
+        return CatalogError(line: p.line, column: p.column, message: message)
+    }
+
+    /// The text of `r`, which starts and ends between scalars.
+    func string(_ r: Range<Int>) -> String {
+        if r.isEmpty { return "" }
+        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[r]), as: UTF8.self) }
+    }
+
+    /// The concatenated text of `ranges`.
+    func string(_ ranges: [Range<Int>]) -> String {
+        var out: [UInt8] = []
+        var total = 0
+        for r in ranges { total += r.count }
+        out.reserveCapacity(total)
+        for r in ranges { appendUTF8(r, to: &out) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    func appendUTF8(_ r: Range<Int>, to out: inout [UInt8]) {
+        bytes.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[r])) }
+    }
+
+    /// A C-style octal escape whose backslash is at `i` (see `SourceText`).
+    func octalEscape(at i: Int, end: Int) -> (value: UInt32, length: Int) {
+        var value: UInt32 = 0
+        var k = 1
+        while k <= 3 && i + k < end && self[i + k] >= 0x30 && self[i + k] <= 0x37 {
+            value = value * 8 + self[i + k] - 0x30
+            k += 1
+        }
+        return (value, k)
+    }
+
+    /// Whether the text at `i` starts with the ASCII `literal`.
+    func hasPrefix(_ literal: String, at i: Int) -> Bool {
+        var k = i
+        for b in literal.utf8 {
+            guard k < bytes.count, bytes[k] == b else { return false }
+            k += 1
+        }
+        return true
+    }
+
+    /// The character whose first byte is at `i` (U+FFFD if none starts there).
+    func character(at i: Int) -> String {
+        guard i < bytes.count else { return "" }
+        let c = bytes[i]
+        let length = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0
+        guard length > 0, i + length <= bytes.count else { return "\u{FFFD}" }
+        return String(Character(String(decoding: bytes[i..<i + length], as: UTF8.self).unicodeScalars.first ?? "\u{FFFD}"))
+    }
+
+    /// "'x'", "end of file" or "a newline", for messages.
+    func describe(at i: Int) -> String {
+        guard i < bytes.count else { return "end of file" }
+        switch bytes[i] {
+        case 0x0A, 0x0D: return "a newline"
+        case 0x09: return "a tab"
+        default: return "'\(character(at: i))'"
+        }
+    }
+
+    /// The newline the file uses ("\r\n", "\r" or "\n"), for lines it gains.
+    var newline: String {
+        let n = bytes.count
+        var k = start
+        while k < n {
+            let c = bytes[k]
+            if c == 0x0A { return k > start && bytes[k - 1] == 0x0D ? "\r\n" : "\n" }
+            if c == 0x0D && (k + 1 >= n || bytes[k + 1] != 0x0A) { return "\r" }
+            k += 1
+        }
+        return "\n"
+    }
+}
 
 struct POFile: Sendable {
     /// A keyword's strings: the ranges inside the quotes of each segment.
@@ -14,6 +217,7 @@ struct POFile: Sendable {
         var end: Int
     }
 
+    /// One entry, as the reader makes it (briefly: entries are not kept).
     struct Entry: Sendable {
         var translatorComments: [String] = []
         var extractedComments: [String] = []
@@ -29,12 +233,15 @@ struct POFile: Sendable {
         var indent = ""
     }
 
-    let text: SourceText
-    let entries: [Entry]
-    /// Index of the header entry (empty msgid, no msgctxt), if any.
+    let text: POText
+    let table: String
+    /// Index of the header entry (empty msgid, no msgctxt), if any, and the entry.
     let header: Int?
-    /// For each listed string: the entry and whether it is the msgid_plural.
-    let stringEntries: [(entry: Int, plural: Bool)]
+    let headerEntry: Entry?
+    /// How many strings the file lists (msgids and msgid_plurals, not the header's).
+    let stringCount: Int
+    /// How many msgstr[n] the plural entries have at most: what Plural-Forms must say.
+    let pluralForms: Int?
 
     struct Parsed {
         var file: POFile
@@ -53,72 +260,144 @@ extension POFile {
         (v.segments.first { !$0.isEmpty } ?? v.segments[0]).lowerBound
     }
 
-    static func parse(_ t: SourceText, table: String) throws(CatalogError) -> Parsed {
-        var reader = POReader(t: t)
-        let entries = try reader.entries()
-        var header: Int?
-        var seen: [String: Int] = [:]
-        seen.reserveCapacity(entries.count)
-        var strings: [CatalogString] = []
-        var translations: [CatalogTranslation] = []
-        var stringEntries: [(entry: Int, plural: Bool)] = []
-        /// Translations of plural entries with several forms: index and form.
-        var pluralForms: [(translation: Int, form: Int)] = []
-        var file = POFile(text: t, entries: entries, header: nil, stringEntries: [])
+    /// An entry's key (its msgctxt and msgid as "ctxt\u{4}msgid") and msgid, unescaped.
+    static func key(_ t: POText, _ entry: Entry) throws(CatalogError) -> (key: String, id: String) {
+        let id = try unescape(t, entry.msgid!)
+        return (try entry.context.map { (c) throws(CatalogError) -> String in try unescape(t, c) + "\u{4}" + id } ?? id, id)
+    }
 
-        for (n, entry) in entries.enumerated() {
-            guard let msgid = entry.msgid else { continue }
-            let id = try unescape(t, msgid)
-            let key = try entry.context.map { (c) throws(CatalogError) -> String in try unescape(t, c) + "\u{4}" + id } ?? id
-            if let first = seen.updateValue(t.position(msgid.keywordStart).line, forKey: key) {
-                throw t.error(at: msgid.keywordStart,
-                              "duplicate message \"\(id)\"\(entry.context == nil ? "" : " in its context"): first defined on line \(first)")
-            }
-            if let plural = entry.plural { try checkEscapes(t, plural) }
-            for msgstr in entry.msgstr { try checkEscapes(t, msgstr) }
-            if entry.context == nil && id.isEmpty && header == nil {
-                header = n
-                continue
-            }
+    /// What every string of an entry shares: its key, comment and format flag.
+    struct StringContext {
+        var key: String
+        var comment: String?
+        var grammar: PlaceholderCheck.Grammar
+
+        init(_ entry: Entry, key: String) {
+            self.key = key
             var comments = entry.translatorComments
             comments += entry.extractedComments
-            let comment = comments.isEmpty ? nil : comments.joined(separator: "\n")
-            let grammar = PlaceholderCheck.Grammar(poFlags: entry.flags)
-            func string(_ v: Value, part: String) -> CatalogString {
-                let pos = t.position(file.start(v))
-                return CatalogString(key: key, table: table, raw: file.raw(v), style: .backslash, part: part,
-                                     comment: comment, line: pos.line, column: pos.column, grammar: grammar)
+            comment = comments.isEmpty ? nil : comments.joined(separator: "\n")
+            grammar = PlaceholderCheck.Grammar(poFlags: entry.flags)
+        }
+    }
+
+    func string(_ v: Value, part: String, _ c: StringContext) -> CatalogString {
+        let pos = text.position(start(v))
+        return CatalogString(key: c.key, table: table, raw: raw(v), style: .backslash, part: part,
+                             comment: c.comment, line: pos.line, column: pos.column, grammar: c.grammar)
+    }
+
+    /// Reads and checks the whole file. With `collect`, also makes its
+    /// strings and translations (what `Catalog` holds); without, keeps only
+    /// what a rewrite needs. A syntax error anywhere is reported before an
+    /// error of meaning (a bad escape, a duplicate), as when the entries
+    /// were read first and checked after.
+    static func parse(_ t: POText, table: String, collect: Bool) throws(CatalogError) -> Parsed {
+        var reader = POReader(t: t)
+        var header: Int?
+        var headerEntry: Entry?
+        var stringCount = 0
+        var pluralForms: Int?
+        /// Each entry checked: its key's hash (high 32 bits) and its offset, for the duplicate check after the read.
+        var keys: [UInt64] = []
+        /// The first error of meaning, thrown once the whole file has read.
+        var problem: CatalogError?
+        var strings: [CatalogString] = []
+        var translations: [CatalogTranslation] = []
+        /// Translations of plural entries with several forms: index and form.
+        var pluralFormIndexes: [(translation: Int, form: Int)] = []
+        var n = -1
+        while true {
+            let entryStart = reader.i
+            guard let entry = try reader.next() else { break }
+            n += 1
+            if entry.isPlural { pluralForms = max(pluralForms ?? 0, entry.msgstr.count) }
+            guard problem == nil else { continue }
+            let key: String, id: String
+            do throws(CatalogError) {
+                (key, id) = try POFile.key(t, entry)
+                keys.append(UInt64(UInt32(truncatingIfNeeded: key.hashValue)) << 32 | UInt64(entryStart))
+                if let plural = entry.plural { try checkEscapes(t, plural) }
+                for msgstr in entry.msgstr { try checkEscapes(t, msgstr) }
+            } catch {
+                problem = error
+                continue
             }
-            let source = string(msgid, part: "")
+            if entry.context == nil && id.isEmpty && header == nil {
+                header = n
+                headerEntry = entry
+                continue
+            }
+            stringCount += entry.plural == nil ? 1 : 2
+            guard collect else { continue }
+            let file = POFile(text: t, table: table, header: nil, headerEntry: nil, stringCount: 0, pluralForms: nil)
+            let context = StringContext(entry, key: key)
+            let source = file.string(entry.msgid!, part: "", context)
             strings.append(source)
-            stringEntries.append((n, false))
-            var pluralSource: CatalogString?
-            if let plural = entry.plural {
-                let s = string(plural, part: "plural")
-                pluralSource = s
-                strings.append(s)
-                stringEntries.append((n, true))
-            }
+            let pluralSource = entry.plural.map { file.string($0, part: "plural", context) }
+            if let pluralSource { strings.append(pluralSource) }
             for (k, msgstr) in entry.msgstr.enumerated() {
                 if msgstr.segments.allSatisfy(\.isEmpty) { continue }
-                let translated = string(msgstr, part: entry.isPlural ? "[\(k)]" : "")
+                let translated = file.string(msgstr, part: entry.isPlural ? "[\(k)]" : "", context)
                 if translated.raw.isEmpty { continue }
                 translations.append(CatalogTranslation(language: "", source: k == 0 ? source : pluralSource ?? source,
                                                        translated: translated, fuzzy: entry.flags.contains("fuzzy")))
-                if entry.isPlural && entry.msgstr.count > 1 { pluralForms.append((translations.count - 1, k)) }
+                if entry.isPlural && entry.msgstr.count > 1 { pluralFormIndexes.append((translations.count - 1, k)) }
             }
         }
-        file = POFile(text: t, entries: entries, header: header, stringEntries: stringEntries)
-        if let header, let language = file.headerField("Language", in: entries[header]), !language.isEmpty {
+        // Duplicates: entries whose key hashes are equal, compared by key (as
+        // String compares: canonically equivalent keys are the same message).
+        // The first in file order is reported, as a check in order would.
+        if let duplicate = try firstDuplicate(t, keys) { throw duplicate }
+        if let problem { throw problem }
+        let file = POFile(text: t, table: table, header: header, headerEntry: headerEntry, stringCount: stringCount,
+                          pluralForms: pluralForms)
+        if let headerEntry, let language = file.headerField("Language", in: headerEntry), !language.isEmpty {
             for k in translations.indices { translations[k].language = language }
         }
         // msgfmt checks a plural form strictly only when the formula uses it
         // often; without a formula it checks none strictly.
-        let often = header.flatMap { file.headerField("Plural-Forms", in: entries[$0]) }.flatMap(PluralForms.init(header:))?.often
-        for (index, form) in pluralForms {
+        let often = headerEntry.flatMap { file.headerField("Plural-Forms", in: $0) }.flatMap(PluralForms.init(header:))?.often
+        for (index, form) in pluralFormIndexes {
             translations[index].fewCounts = !(often.map { form < $0.count && $0[form] } ?? false)
         }
         return Parsed(file: file, strings: strings, translations: translations)
+    }
+
+    /// The duplicate message error for the first entry (in file order)
+    /// whose key an earlier entry has, if any.
+    private static func firstDuplicate(_ t: POText, _ keys: [UInt64]) throws(CatalogError) -> CatalogError? {
+        let sorted = keys.sorted()
+        var found: (second: Int, first: Int)?
+        var g = 0
+        while g < sorted.count {
+            var e = g + 1
+            while e < sorted.count && sorted[e] >> 32 == sorted[g] >> 32 { e += 1 }
+            if e - g > 1 {
+                // Equal hashes, in file order: read those entries again and compare their keys.
+                let offsets = sorted[g..<e].map { Int($0 & 0xFFFF_FFFF) }
+                var entryKeys: [String] = []
+                for offset in offsets { entryKeys.append(try key(t, try entry(t, at: offset)).key) }
+                for j in 1..<offsets.count {
+                    guard let k = (0..<j).first(where: { entryKeys[$0] == entryKeys[j] }) else { continue }
+                    if found.map({ offsets[j] < $0.second }) ?? true { found = (offsets[j], offsets[k]) }
+                    break
+                }
+            }
+            g = e
+        }
+        guard let found else { return nil }
+        let second = try entry(t, at: found.second), first = try entry(t, at: found.first)
+        let id = try unescape(t, second.msgid!)
+        return t.error(at: second.msgid!.keywordStart,
+                       "duplicate message \"\(id)\"\(second.context == nil ? "" : " in its context"): first defined on line \(t.position(first.msgid!.keywordStart).line)")
+    }
+
+    /// The entry that starts at `offset` (where the reader began it).
+    private static func entry(_ t: POText, at offset: Int) throws(CatalogError) -> Entry {
+        var reader = POReader(t: t, at: offset)
+        guard let entry = try reader.next() else { throw t.error(at: offset, "no entry where one was read") }
+        return entry
     }
 
     /// A header field's value (e.g. "Language").
@@ -133,20 +412,20 @@ extension POFile {
         return nil
     }
 
-    static func unescape(_ t: SourceText, _ v: Value) throws(CatalogError) -> String {
+    static func unescape(_ t: POText, _ v: Value) throws(CatalogError) -> String {
         var out: [UInt8] = []
         try unescape(t, v, into: &out, build: true)
         return String(decoding: out, as: UTF8.self)
     }
 
     /// Throws what `unescape` throws, without building the text.
-    static func checkEscapes(_ t: SourceText, _ v: Value) throws(CatalogError) {
+    static func checkEscapes(_ t: POText, _ v: Value) throws(CatalogError) {
         var out: [UInt8] = []
         try unescape(t, v, into: &out, build: false)
     }
 
     /// The unescaped text as UTF-8 (when `build`), or only the checks.
-    static func unescape(_ t: SourceText, _ v: Value, into out: inout [UInt8], build: Bool) throws(CatalogError) {
+    static func unescape(_ t: POText, _ v: Value, into out: inout [UInt8], build: Bool) throws(CatalogError) {
         if build {
             var total = 0
             for r in v.segments { total += r.count }
@@ -157,7 +436,7 @@ extension POFile {
             while i < r.upperBound {
                 // A run without escapes.
                 var k = i
-                while k < r.upperBound && t.s[k].value != Ch.backslash { k += 1 }
+                while k < r.upperBound && t.bytes[k] != 0x5C { k += 1 }
                 if k > i {
                     if build { t.appendUTF8(i..<k, to: &out) }
                     i = k
@@ -191,7 +470,7 @@ extension POFile {
                     i += k
                     continue
                 default:
-                    throw t.error(at: i, "invalid escape sequence '\\\(i + 1 < r.upperBound ? String(Character(t.s[i + 1])) : "")'")
+                    throw t.error(at: i, "invalid escape sequence '\\\(i + 1 < r.upperBound ? t.character(at: i + 1) : "")'")
                 }
                 if build { out.append(UInt8(mapped)) }
                 i += 2
@@ -201,24 +480,39 @@ extension POFile {
 
     // MARK: Rewriting
 
-    func rewritten(strings: [CatalogString], locale: String, transform: (CatalogString) -> String) -> [UInt8] {
-        let nl = text.newline
-        var newID = [String?](repeating: nil, count: entries.count)
-        var newPlural = [String?](repeating: nil, count: entries.count)
-        for (string, place) in zip(strings, stringEntries) {
-            let value = transform(string)
-            if place.plural { newPlural[place.entry] = value } else { newID[place.entry] = value }
+    /// The rewritten file, whole (`Catalog.rewritten`).
+    func rewritten(locale: String, transform: (CatalogString) -> String) -> [UInt8] {
+        var result: [UInt8] = []
+        do {
+            try write(locale: locale, transform: transform, flushingAt: .max) { result = $0 }
+        } catch {
+            // The sink does not throw, and the text read once reads again.
+            preconditionFailure("a .po catalog that read could not be rewritten: \(error)")
         }
-        var w = CatalogSplicer(text, extra: strings.count * 8)
-        // How many msgstr[n] the plural entries have: what Plural-Forms must say.
-        let pluralForms = entries.lazy.filter(\.isPlural).map(\.msgstr.count).max()
-        for (n, entry) in entries.enumerated() {
+        return result
+    }
+
+    /// Writes the file with each msgstr made from its msgid by `transform`,
+    /// handing `sink` the output (in the file's encoding) each time
+    /// `flushingAt` bytes of UTF-8 have collected, and the rest at the end.
+    /// The entries are read again one at a time, so nothing per entry is kept.
+    func write(locale: String, transform: (CatalogString) -> String, flushingAt: Int,
+               to sink: ([UInt8]) throws -> Void) throws {
+        let nl = text.newline
+        var reader = POReader(t: text)
+        var w = POWriter(text, capacity: flushingAt == .max ? text.count + text.count / 4 + stringCount * 8 + 16 : flushingAt + 4096)
+        var n = -1
+        while let entry = try reader.next() {
+            n += 1
+            if w.out.count >= flushingAt { try w.flush(to: sink) }
             guard let first = entry.msgstr.first, let last = entry.msgstr.last else { continue }
             if n == header {
                 for edit in headerEdits(entry, locale: locale, pluralForms: pluralForms, nl: nl) { w.replace(edit.range, with: edit.text) }
                 continue
             }
-            guard let id = newID[n] else { continue }
+            let context = StringContext(entry, key: try POFile.key(text, entry).key)
+            let id = transform(string(entry.msgid!, part: "", context))
+            let plural = entry.plural.map { transform(string($0, part: "plural", context)) }
             for edit in clearingFuzzy(entry) { w.replace(edit.range, with: edit.text) }
             w.copy(to: first.keywordStart)
             if entry.isPlural {
@@ -227,7 +521,7 @@ extension POFile {
                     w.append("msgstr[")
                     w.append(String(k))
                     w.append("] ")
-                    POFile.writeQuoted(k == 0 ? id : newPlural[n] ?? id, nl: nl, indent: entry.indent, into: &w.out)
+                    POFile.writeQuoted(k == 0 ? id : plural ?? id, nl: nl, indent: entry.indent, into: &w.out)
                 }
             } else {
                 w.append("msgstr ")
@@ -235,7 +529,8 @@ extension POFile {
             }
             w.at = last.end
         }
-        return w.finish()
+        w.copy(to: text.count)
+        try w.flush(to: sink, last: true)
     }
 
     /// `value` quoted the gettext way: on one line, or, when it holds a `\n`
@@ -304,15 +599,16 @@ extension POFile {
             if c == "\"" || c == "\\" { escaped += "\\" }
             escaped.unicodeScalars.append(c)
         }
-        let field = Array((name + ":").unicodeScalars)
+        let field = name + ":"
+        let fieldLength = field.utf8.count
         let msgstr = entry.msgstr[0]
         for r in msgstr.segments {
             // A field starts at the start of a segment or after a "\n" escape.
             var i = r.lowerBound
             var atFieldStart = true
             while i < r.upperBound {
-                if atFieldStart && i + field.count <= r.upperBound && Array(text.s[i..<i + field.count]) == field {
-                    var end = i + field.count
+                if atFieldStart && i + fieldLength <= r.upperBound && text.hasPrefix(field, at: i) {
+                    var end = i + fieldLength
                     while end < r.upperBound && !(text[end] == Ch.backslash && text[end + 1] == 0x6E) {
                         end += text[end] == Ch.backslash ? 2 : 1
                     }
@@ -361,9 +657,14 @@ private extension String {
 }
 
 /// Reads the entries of a .po file line by line.
-private struct POReader {
-    let t: SourceText
-    var i = 0
+struct POReader {
+    let t: POText
+    var i: Int
+
+    init(t: POText, at offset: Int? = nil) {
+        self.t = t
+        i = offset ?? t.start
+    }
 
     enum Keyword: Equatable {
         case msgctxt, msgid, msgidPlural, msgstr, msgstrIndex(Int)
@@ -412,23 +713,12 @@ private struct POReader {
         return range
     }
 
-    mutating func entries() throws(CatalogError) -> [POFile.Entry] {
-        var entries: [POFile.Entry] = []
+    /// The next entry (one with a msgid and a msgstr), nil at the end of
+    /// the file (comments after the last entry belong to none). An entry
+    /// ends where the next begins: `i` is left at the start of that line.
+    mutating func next() throws(CatalogError) -> POFile.Entry? {
         var entry = POFile.Entry()
         var last: Keyword?
-
-        func finish(_ entry: inout POFile.Entry, at: Int) throws(CatalogError) {
-            if entry.msgid != nil {
-                guard !entry.msgstr.isEmpty else {
-                    let p = t.position(entry.msgid!.keywordStart)
-                    throw t.error(at: at, "the msgid on line \(p.line) has no msgstr")
-                }
-                entries.append(entry)
-            } else if let ctxt = entry.context {
-                throw t.error(at: at, "the msgctxt on line \(t.position(ctxt.keywordStart).line) has no msgid")
-            }
-            entry = POFile.Entry()
-        }
 
         while i < t.count {
             skipBlanks()
@@ -440,7 +730,10 @@ private struct POReader {
             let c = t[i]
             if c == Ch.hash {
                 // A comment starts a new entry once the current one has a msgstr.
-                if !entry.msgstr.isEmpty { try finish(&entry, at: i); last = nil }
+                if !entry.msgstr.isEmpty {
+                    i = lineStart
+                    return entry
+                }
                 if entry.msgid != nil {
                     throw t.error(at: i, "a comment between the keywords of an entry (expected msgstr)")
                 }
@@ -498,6 +791,10 @@ private struct POReader {
                     throw t.error(at: i, "unknown keyword '\(word)' (expected msgctxt, msgid, msgid_plural, msgstr or msgstr[n])")
                 }
             }
+            if (keyword == .msgctxt || keyword == .msgid) && !entry.msgstr.isEmpty {
+                i = lineStart
+                return entry
+            }
             let indent = t.string(lineStartOfLine(lineStart)..<lineStart)
             i = end
             skipBlanks()
@@ -508,7 +805,6 @@ private struct POReader {
             let value = POFile.Value(segments: [range], keywordStart: lineStart, end: range.upperBound + 1)
             switch keyword {
             case .msgctxt, .msgid:
-                if !entry.msgstr.isEmpty { try finish(&entry, at: lineStart) }
                 if keyword == .msgctxt {
                     if entry.context != nil || entry.msgid != nil {
                         throw t.error(at: lineStart, "msgctxt must come before msgid and only once per entry")
@@ -548,13 +844,20 @@ private struct POReader {
             last = keyword
             skipLineEnd()
         }
-        try finish(&entry, at: t.count)
-        return entries
+        if let msgid = entry.msgid {
+            guard !entry.msgstr.isEmpty else {
+                throw t.error(at: t.count, "the msgid on line \(t.position(msgid.keywordStart).line) has no msgstr")
+            }
+            return entry
+        } else if let ctxt = entry.context {
+            throw t.error(at: t.count, "the msgctxt on line \(t.position(ctxt.keywordStart).line) has no msgid")
+        }
+        return nil
     }
 
     func lineStartOfLine(_ i: Int) -> Int {
         var k = i
-        while k > 0 && t[k - 1] != Ch.lf && t[k - 1] != Ch.cr { k -= 1 }
+        while k > t.start && t[k - 1] != Ch.lf && t[k - 1] != Ch.cr { k -= 1 }
         return k
     }
 }
@@ -565,5 +868,48 @@ private extension Substring {
         while let f = s.first, set.contains(f) { s.removeFirst() }
         while let l = s.last, set.contains(l) { s.removeLast() }
         return String(s)
+    }
+}
+
+/// The rewritten text, as UTF-8 in a buffer handed out in pieces (then in
+/// the file's encoding). The input's bytes are copied as they are, byte
+/// order mark included.
+private struct POWriter {
+    let text: POText
+    var out: [UInt8] = []
+    /// Offset of the first byte not yet copied or replaced.
+    var at = 0
+    /// Whether a piece went out (a UTF-16 file's byte order mark goes with the first).
+    var flushed = false
+
+    init(_ text: POText, capacity: Int) {
+        self.text = text
+        out.reserveCapacity(capacity)
+    }
+
+    mutating func copy(to end: Int) {
+        guard end > at else { return }
+        text.appendUTF8(at..<end, to: &out)
+        at = end
+    }
+
+    mutating func replace(_ range: Range<Int>, with string: String) {
+        copy(to: range.lowerBound)
+        out.append(contentsOf: string.utf8)
+        at = range.upperBound
+    }
+
+    mutating func append(_ string: String) { out.append(contentsOf: string.utf8) }
+
+    /// Hands out what has collected (whole characters: it is called between
+    /// entries or at the end); `last` keeps the buffer, which the sink may keep.
+    mutating func flush(to sink: ([UInt8]) throws -> Void, last: Bool = false) throws {
+        if text.encoding == .utf8 {
+            try sink(out)
+        } else {
+            try sink(SourceText.encodeUTF8(out, littleEndian: text.encoding == .utf16LE, byteOrderMark: !flushed))
+        }
+        flushed = true
+        if !last { out.removeAll(keepingCapacity: true) }
     }
 }

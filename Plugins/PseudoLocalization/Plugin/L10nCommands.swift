@@ -104,7 +104,11 @@ struct L10nCommands {
 
     static func catalog(input: String, output: String, modes: String, locale: String, inPlace: Bool,
                         settings: L10nSettings) throws -> CommandValue {
-        let catalog = try read(input)
+        // Read for one rewrite: a .po is held as its bytes only, and the
+        // output goes to the file in pieces (README "Catalogs": memory).
+        let catalog = try read(input) { bytes, format, table throws(CatalogError) in
+            try CatalogRewrite(bytes: bytes, format: format, table: table)
+        }
         let target = inPlace ? input : output
         guard !target.isEmpty else {
             throw CommandError.invalidArgument("catalog: give --output <path> (the input is only rewritten with --in_place true)")
@@ -117,7 +121,7 @@ struct L10nCommands {
         let pseudoLocale = locale.isEmpty ? (selected.contains(.rightToLeft) ? "ar-XB" : "en-XA") : locale
         var unchanged: [JSON] = []
         var transformed = 0
-        let bytes = catalog.rewritten(locale: pseudoLocale) { string in
+        let transform = { (string: CatalogString) -> String in
             let result = localizer.transform(string.raw, style: string.style, key: string.displayKey, table: string.table)
             if let problem = result.problem {
                 unchanged.append(.object([("key", .string(string.key)), ("part", .string(string.part)),
@@ -128,25 +132,55 @@ struct L10nCommands {
             }
             return result.text
         }
-        try TextFile.writeAtomically(to: target) { write in try write(bytes) }
+        try TextFile.writeAtomically(to: target) { write in
+            try catalog.write(locale: pseudoLocale, transform: transform, to: write)
+        }
         return .string(JSON.object([
             ("input", .string(input)), ("output", .string(target)), ("format", .string(catalog.format.rawValue)),
             ("locale", .string(pseudoLocale)), ("modes", .array(selected.names.map(JSON.string))),
-            ("strings", .int(Int64(catalog.strings.count))), ("transformed", .int(Int64(transformed))),
+            ("strings", .int(Int64(catalog.stringCount))), ("transformed", .int(Int64(transformed))),
             ("unchanged", .array(unchanged)),
         ]).serialized())
     }
 
     static func read(_ path: String) throws -> Catalog {
+        try read(path) { bytes, format, table throws(CatalogError) in try Catalog(bytes: bytes, format: format, table: table) }
+    }
+
+    /// The catalog at `path` as `make` reads its bytes; a malformed one is
+    /// an error naming the file, line and column.
+    static func read<C>(_ path: String, _ make: ([UInt8], CatalogFormat, String) throws(CatalogError) -> C) throws -> C {
         guard let format = Catalog.format(forPath: path) else {
             throw CommandError.invalidArgument("\(path): not a catalog this reads (.strings, .stringsdict, .xcstrings, .xml, .po, .pot)")
         }
-        let bytes = try TextFile.readBytes(path)
+        let bytes = try readFile(path)
         do {
-            return try Catalog(bytes: bytes, format: format, table: tableName(path))
+            return try make(bytes, format, tableName(path))
         } catch {
             throw CommandError.invalidArgument("\(path): \(error) (nothing was written)")
         }
+    }
+
+    /// A file's bytes in one buffer of its size (TextFile.readBytes grows
+    /// its buffer as it reads, which for a 10 MB catalog peaks at twice
+    /// that); a pipe or device, whose size is not known, is read that way.
+    static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return try TextFile.readBytes(path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { return try TextFile.readBytes(path) }
+        let size = Int(info.st_size)
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            while count < size {
+                let n = Glibc.read(fd, buffer.baseAddress! + count, size - count)
+                if n > 0 { count += n } else if n < 0 && errno == EINTR { continue } else { failure = n < 0 ? errno : 0; break }
+            }
+        }
+        if failure != 0 { throw CommandError("cannot read \(path): \(String(cString: strerror(failure)))") }
+        // A file that shrank while it was read: read it again the ordinary way.
+        return bytes.count == size ? bytes : try TextFile.readBytes(path)
     }
 
     /// The table of a catalog file: its name without directory and extension.
