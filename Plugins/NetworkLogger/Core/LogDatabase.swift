@@ -16,7 +16,9 @@ public enum WallClock {
 
 /// The persisted log: `<state>/network-log.sqlite` (PincerSQLite), one row
 /// per finished entry with the columns filters and views need, indexed,
-/// and the entry's redacted JSON. Opening reads no rows (no integrity scan
+/// and the entry's redacted JSON; a stored body's bytes are in a BLOB
+/// column of their own (written and read as they are: no UTF-8 check, no
+/// escaping into a JSON string and back). Opening reads no rows (no integrity scan
 /// either: a file that is not a database is still found and set aside).
 /// Entries are queued and written in batches, one transaction each; reads
 /// go page by page by id (keyset), so no view holds the whole log. Ids are
@@ -64,6 +66,12 @@ public final class LogDatabase: @unchecked Sendable {
             skipped INTEGER NOT NULL,
             at REAL NOT NULL
         );
+        """,
+        // Version 2: stored bodies beside the JSON (whose body has no text
+        // then); NULL in a version 1 row, whose JSON holds the body.
+        """
+        ALTER TABLE entries ADD COLUMN request_body BLOB;
+        ALTER TABLE entries ADD COLUMN response_body BLOB;
         """],
         // NORMAL: a commit survives the process crashing, not the machine
         // losing power (the README says so); FULL would fsync every batch.
@@ -82,6 +90,9 @@ public final class LogDatabase: @unchecked Sendable {
         var recordedAt: Double, startedAt: Double, method: String, methodKey: String, host: String, url: String
         var status: Int?, state: String, duration: Double, responseSize: Int, source: String, stubbed: Bool
         var json: [UInt8]
+        /// The stored bodies' bytes (nil: not stored; the JSON says what the body is).
+        var requestBody: [UInt8]?, responseBody: [UInt8]?
+        var bytes: Int { json.count + (requestBody?.count ?? 0) + (responseBody?.count ?? 0) }
     }
     private struct Queue: Sendable {
         var rows: [Row] = []
@@ -122,13 +133,30 @@ public final class LogDatabase: @unchecked Sendable {
     /// are left waiting for `flush` (a timer's or the command's).
     @discardableResult
     public func enqueue(_ entry: NetworkEntry) throws(SQLiteError) -> Bool {
-        let row = Self.row(entry)
-        let full = queue.withLock { q -> Bool in
-            q.rows.append(row)
-            q.bytes += row.json.count
-            return q.rows.count >= Self.batchEntries || q.bytes >= Self.batchBytes
+        try enqueue(rows: [Self.row(entry)])
+    }
+
+    /// Queues finished entries, in order, as `enqueue` does one: their rows
+    /// (the serialising) are made on every processor (an import hands over
+    /// a thousand at a time).
+    @discardableResult
+    public func enqueue(contentsOf entries: [NetworkEntry]) throws(SQLiteError) -> Bool {
+        try enqueue(rows: Parallel.map(entries, Self.row))
+    }
+
+    private func enqueue(rows: [Row]) throws(SQLiteError) -> Bool {
+        var start = 0
+        while start < rows.count {
+            let full = queue.withLock { q -> Bool in
+                while start < rows.count && q.rows.count < Self.batchEntries && q.bytes < Self.batchBytes {
+                    q.rows.append(rows[start])
+                    q.bytes += rows[start].bytes
+                    start += 1
+                }
+                return q.rows.count >= Self.batchEntries || q.bytes >= Self.batchBytes
+            }
+            if full { try flush() }
         }
-        if full { try flush() }
         return queue.withLock { !$0.rows.isEmpty }
     }
 
@@ -155,7 +183,7 @@ public final class LogDatabase: @unchecked Sendable {
 
     /// Appends entries now, in one transaction (what `flush` does with the queue).
     public func append(_ entries: [NetworkEntry]) throws(SQLiteError) {
-        let rows = entries.map(Self.row)
+        let rows = Parallel.map(entries, Self.row)
         try lock.withLock { _ throws(SQLiteError) in
             try file.transaction("appending \(rows.count) entries") { () throws(SQLiteError) in
                 for row in rows { try insert(row) }
@@ -168,17 +196,21 @@ public final class LogDatabase: @unchecked Sendable {
         var e = entry
         // The row's id is the entry's; the JSON's would be this process's only.
         e.id = 0
+        // Stored bodies go to their columns; the JSON keeps `"payload":"stored"` and an empty text.
+        let requestBody = e.requestBody.bytes, responseBody = e.responseBody.bytes
+        if requestBody != nil { e.requestBody.payload = .stored([]) }
+        if responseBody != nil { e.responseBody.payload = .stored([]) }
         return Row(recordedAt: e.recordedAt, startedAt: e.startedAt, method: e.method, methodKey: e.method.uppercased(),
                    host: URLParts(e.url)?.host ?? "", url: e.url, status: e.status, state: e.state.rawValue,
                    duration: e.duration, responseSize: e.responseBody.size, source: e.source.rawValue, stubbed: e.stubbed,
-                   json: e.json.serializedBytes())
+                   json: e.json.serializedBytes(), requestBody: requestBody, responseBody: responseBody)
     }
 
     private func insert(_ row: Row) throws(SQLiteError) {
         let s = try file.statement("""
             INSERT INTO entries(recorded_at, started_at, method, method_key, host, url, status, state,
-                                duration, response_size, source, stubbed, json)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                                duration, response_size, source, stubbed, json, request_body, response_body)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             """)
         try s.bind(1, double: row.recordedAt)
         try s.bind(2, double: row.startedAt)
@@ -193,6 +225,8 @@ public final class LogDatabase: @unchecked Sendable {
         try s.bind(11, text: row.source)
         try s.bind(12, int64: row.stubbed ? 1 : 0)
         try s.bind(13, utf8: row.json)
+        if let b = row.requestBody { try s.bind(14, blob: b) } else { try s.bindNull(14) }
+        if let b = row.responseBody { try s.bind(15, blob: b) } else { try s.bindNull(15) }
         try s.run("appending an entry")
     }
 
@@ -237,7 +271,7 @@ public final class LogDatabase: @unchecked Sendable {
     /// One entry by id.
     public func entry(_ id: UInt64) throws(SQLiteError) -> NetworkEntry? {
         try lock.withLock { _ throws(SQLiteError) -> NetworkEntry? in
-            let s = try file.statement("SELECT id, json FROM entries WHERE id = ?1")
+            let s = try file.statement("SELECT id, json, request_body, response_body FROM entries WHERE id = ?1")
             defer { s.reset() }
             try s.bind(1, int64: Int64(clamping: id))
             return try s.step("reading entry \(id)") ? try decode(s) : nil
@@ -374,7 +408,8 @@ public final class LogDatabase: @unchecked Sendable {
 
     /// A page's query: ?1 the keyset (the last id seen), ?2 the limit, ?3… the condition's.
     private static func pageSQL(_ condition: NetworkFilter.SQLCondition?, needFull: Bool, descending: Bool, fromTheEnd: Bool) -> String {
-        let columns = "id, started_at, method, url, status, state, duration, response_size, source, stubbed" + (needFull ? ", json" : "")
+        let columns = "id, started_at, method, url, status, state, duration, response_size, source, stubbed"
+            + (needFull ? ", json, request_body, response_body" : "")
         let keyset = fromTheEnd ? "?1 = ?1" : descending ? "id < ?1" : "id > ?1"
         return "SELECT \(columns) FROM entries WHERE \(keyset) AND (\(condition?.sql ?? "1")) ORDER BY id \(descending ? "DESC" : "ASC") LIMIT ?2"
     }
@@ -397,11 +432,16 @@ public final class LogDatabase: @unchecked Sendable {
         return c
     }
 
+    /// The entry of a row: its JSON at `jsonColumn`, the request and response
+    /// bodies' columns after it.
     private func decode(_ s: SQLiteStatement, jsonColumn: Int32 = 1) throws(SQLiteError) -> NetworkEntry {
         let id = UInt64(s.int64(0))
         do {
             var e = try NetworkEntry(json: JSON.parse(bytes: s.bytes(jsonColumn)))
             e.id = id
+            // A version 2 row: the bodies the JSON says are stored are in their columns.
+            if !s.isNull(jsonColumn + 1), e.requestBody.bytes != nil { e.requestBody.payload = .stored(s.bytes(jsonColumn + 1)) }
+            if !s.isNull(jsonColumn + 2), e.responseBody.bytes != nil { e.responseBody.payload = .stored(s.bytes(jsonColumn + 2)) }
             return e
         } catch {
             throw SQLiteError(path: path, operation: "reading entry \(id)", code: 0, message: "\(error)",
