@@ -1574,7 +1574,10 @@ enum EntriesSplitter {
             }
             switch c {
             case 0x3A: // ':' names the key of the value that follows
-                if let r = lastString, !keys.isEmpty { keys[keys.count - 1] = String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self) }
+                // Only the keys of the two outer levels can lead to log.entries (no String for the others).
+                if let r = lastString, !keys.isEmpty, keys.count <= 2 {
+                    keys[keys.count - 1] = String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self)
+                }
             case 0x7B, 0x5B: // '{' '['
                 if found.open < 0 && c == 0x5B && depth == 2 && keys.count == 2 && keys[0] == "log" && keys[1] == "entries" {
                     found.open = i

@@ -1,3 +1,4 @@
+import Dispatch
 import PincerPluginKit
 import PincerSQLite
 import Synchronization
@@ -100,9 +101,20 @@ public final class LogDatabase: @unchecked Sendable {
     }
     private let queue = Mutex(Queue())
     private let appendTransactions = Atomic<Int>(0)
+    /// Full batches are written behind the caller, one at a time, in order
+    /// (an import parses the next batch meanwhile); `flush` waits for them.
+    private let writer = DispatchQueue(label: "pincer.net.log-writer")
+    private let writesBehind = Atomic<Int>(0)
+    /// Held while rows are taken from the queue and handed to the writer.
+    private let ordering = Mutex<Void>(())
+    /// Why a batch written behind failed; thrown by the next `flush`.
+    private let failedBehind = Mutex<SQLiteError?>(nil)
 
     /// Transactions that appended entries so far (each writes a whole batch).
-    public var batchesWritten: Int { appendTransactions.load(ordering: .relaxed) }
+    public var batchesWritten: Int {
+        settle()
+        return appendTransactions.load(ordering: .relaxed)
+    }
 
     private init(path: String, file: SQLiteFile) {
         self.path = path
@@ -155,21 +167,67 @@ public final class LogDatabase: @unchecked Sendable {
                 }
                 return q.rows.count >= Self.batchEntries || q.bytes >= Self.batchBytes
             }
-            if full { try flush() }
+            if full { try writeBehind() }
         }
         return queue.withLock { !$0.rows.isEmpty }
     }
 
-    /// Writes every queued entry in one transaction. Returns how many.
+    /// Hands what is queued to the writer's thread, which writes batches
+    /// one at a time in the order they were taken. At most one batch waits
+    /// behind the one being written: a caller faster than the disk waits
+    /// here, so the queue stays bounded.
+    private func writeBehind() throws(SQLiteError) {
+        if writesBehind.load(ordering: .acquiring) > 0 { writer.sync {} }
+        if let error = takeFailure() { throw error }
+        ordering.withLock { _ in
+            let rows = takeQueued()
+            guard !rows.isEmpty else { return }
+            writesBehind.add(1, ordering: .acquiringAndReleasing)
+            writer.async { [self] in
+                defer { writesBehind.subtract(1, ordering: .acquiringAndReleasing) }
+                do throws(SQLiteError) { _ = try write(rows) } catch {
+                    failedBehind.withLock { if $0 == nil { $0 = error } }
+                }
+            }
+        }
+    }
+
+    /// Writes every queued entry in one transaction, after the batches
+    /// written behind (whose failure is thrown here): when this returns,
+    /// everything queued before the call is committed. Returns how many
+    /// entries this call wrote.
     @discardableResult
     public func flush() throws(SQLiteError) -> Int {
-        try lock.withLock { _ throws(SQLiteError) -> Int in
-            // Taken under the file lock so batches are written in the order queued.
-            let rows = queue.withLock { q -> [Row] in
-                defer { q = Queue() }
-                return q.rows
-            }
-            if rows.isEmpty { return 0 }
+        let written = ordering.withLock { _ -> Result<Int, SQLiteError> in
+            let rows = takeQueued()
+            return writer.sync { Result { () throws(SQLiteError) -> Int in try write(rows) } }
+        }
+        if let error = takeFailure() { throw error }
+        return try written.get()
+    }
+
+    /// Waits for the batches written behind (readers see what was queued before).
+    private func settle() {
+        if writesBehind.load(ordering: .acquiring) > 0 { writer.sync {} }
+    }
+
+    private func takeFailure() -> SQLiteError? {
+        failedBehind.withLock { e -> SQLiteError? in
+            defer { e = nil }
+            return e
+        }
+    }
+
+    private func takeQueued() -> [Row] {
+        queue.withLock { q -> [Row] in
+            defer { q = Queue() }
+            return q.rows
+        }
+    }
+
+    private func write(_ rows: [Row]) throws(SQLiteError) -> Int {
+        if rows.isEmpty { return 0 }
+        return try lock.withLock { _ throws(SQLiteError) -> Int in
             try file.transaction("appending \(rows.count) entr\(rows.count == 1 ? "y" : "ies")") { () throws(SQLiteError) in
                 for row in rows { try insert(row) }
             }
@@ -184,6 +242,7 @@ public final class LogDatabase: @unchecked Sendable {
     /// Appends entries now, in one transaction (what `flush` does with the queue).
     public func append(_ entries: [NetworkEntry]) throws(SQLiteError) {
         let rows = Parallel.map(entries, Self.row)
+        settle()
         try lock.withLock { _ throws(SQLiteError) in
             try file.transaction("appending \(rows.count) entries") { () throws(SQLiteError) in
                 for row in rows { try insert(row) }
@@ -234,7 +293,8 @@ public final class LogDatabase: @unchecked Sendable {
     /// seconds), through the recorded_at index. Returns how many.
     @discardableResult
     public func deleteRecorded(before cutoff: Double) throws(SQLiteError) -> Int {
-        try lock.withLock { _ throws(SQLiteError) -> Int in
+        settle()
+        return try lock.withLock { _ throws(SQLiteError) -> Int in
             try file.transaction("deleting entries older than the retention period") { () throws(SQLiteError) -> Int in
                 let s = try file.statement("DELETE FROM entries WHERE recorded_at < ?1")
                 try s.bind(1, double: cutoff)
@@ -248,6 +308,7 @@ public final class LogDatabase: @unchecked Sendable {
     @discardableResult
     public func clear() throws(SQLiteError) -> Int {
         queue.withLock { $0 = Queue() }
+        settle()
         return try lock.withLock { _ throws(SQLiteError) -> Int in
             try file.transaction("clearing the log") { () throws(SQLiteError) -> Int in
                 try file.statement("DELETE FROM entries").run("clearing the log")
@@ -260,17 +321,20 @@ public final class LogDatabase: @unchecked Sendable {
 
     /// How many entries the database holds.
     public func count() throws(SQLiteError) -> Int {
-        try lock.withLock { _ throws(SQLiteError) -> Int in Int(try file.scalar("SELECT count(*) FROM entries") ?? 0) }
+        settle()
+        return try lock.withLock { _ throws(SQLiteError) -> Int in Int(try file.scalar("SELECT count(*) FROM entries") ?? 0) }
     }
 
     /// The largest id so far (0 when empty).
     public func lastID() throws(SQLiteError) -> UInt64 {
-        try lock.withLock { _ throws(SQLiteError) -> UInt64 in UInt64(max(0, try file.scalar("SELECT coalesce(max(id), 0) FROM entries") ?? 0)) }
+        settle()
+        return try lock.withLock { _ throws(SQLiteError) -> UInt64 in UInt64(max(0, try file.scalar("SELECT coalesce(max(id), 0) FROM entries") ?? 0)) }
     }
 
     /// One entry by id.
     public func entry(_ id: UInt64) throws(SQLiteError) -> NetworkEntry? {
-        try lock.withLock { _ throws(SQLiteError) -> NetworkEntry? in
+        settle()
+        return try lock.withLock { _ throws(SQLiteError) -> NetworkEntry? in
             let s = try file.statement("SELECT id, json, request_body, response_body FROM entries WHERE id = ?1")
             defer { s.reset() }
             try s.bind(1, int64: Int64(clamping: id))
@@ -298,6 +362,7 @@ public final class LogDatabase: @unchecked Sendable {
         // Rows are decoded when the filter must see the whole entry, or the caller wants it.
         let needFull = detail == .full || condition?.exact != true
         let sql = Self.pageSQL(condition, needFull: needFull, descending: descending, fromTheEnd: descending && after == 0)
+        settle()
         return try lock.withLock { _ throws(SQLiteError) -> ([NetworkEntry], UInt64?) in
             let s = try file.statement(sql)
             defer { s.reset() }
