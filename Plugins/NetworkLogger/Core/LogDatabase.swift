@@ -377,17 +377,54 @@ public final class LogDatabase: @unchecked Sendable {
                 }
                 index += 1
             }
-            var result: [NetworkEntry] = []
-            var rows = 0
+            // The rows' bytes are copied under the lock; their JSON is decoded after it, on every processor.
+            var raws: [RawRow] = []
+            var lights: [NetworkEntry] = []
             var last: UInt64 = after
             while try s.step("reading a page of the log") {
-                rows += 1
                 last = UInt64(s.int64(0))
-                let full = needFull ? try decode(s, jsonColumn: 10) : nil
-                if condition?.exact != true, let full, !filter.matches(full) { continue }
-                result.append(detail == .full ? full! : Self.light(s))
+                if needFull { raws.append(RawRow(s, jsonColumn: 10)) }
+                if detail == .columns { lights.append(Self.light(s)) }
+            }
+            let rows = needFull ? raws.count : lights.count
+            guard needFull else { return (lights, rows < limit ? nil : last) }
+            let path = self.path
+            let decoded = Parallel.map(raws) { raw in Result { () throws(SQLiteError) -> NetworkEntry in try raw.decode(path: path) } }
+            var result: [NetworkEntry] = []
+            for (i, d) in decoded.enumerated() {
+                let full = try d.get()
+                if condition?.exact != true, !filter.matches(full) { continue }
+                result.append(detail == .full ? full : lights[i])
             }
             return (result, rows < limit ? nil : last)
+        }
+    }
+
+    /// A row's entry as stored: its id, JSON and body columns (copied out of the statement).
+    private struct RawRow: Sendable {
+        let id: UInt64
+        let json: [UInt8]
+        let requestBody: [UInt8]?, responseBody: [UInt8]?
+
+        init(_ s: SQLiteStatement, jsonColumn: Int32) {
+            id = UInt64(s.int64(0))
+            json = s.bytes(jsonColumn)
+            requestBody = s.isNull(jsonColumn + 1) ? nil : s.bytes(jsonColumn + 1)
+            responseBody = s.isNull(jsonColumn + 2) ? nil : s.bytes(jsonColumn + 2)
+        }
+
+        /// A version 2 row's bodies that the JSON says are stored are in their columns.
+        func decode(path: String) throws(SQLiteError) -> NetworkEntry {
+            do {
+                var e = try NetworkEntry(json: JSON.parse(bytes: json))
+                e.id = id
+                if let b = requestBody, e.requestBody.bytes != nil { e.requestBody.payload = .stored(b) }
+                if let b = responseBody, e.responseBody.bytes != nil { e.responseBody.payload = .stored(b) }
+                return e
+            } catch {
+                throw SQLiteError(path: path, operation: "reading entry \(id)", code: 0, message: "\(error)",
+                                  description: "network log \(path): entry \(id) is not a valid entry: \(error)")
+            }
         }
     }
 
@@ -431,7 +468,8 @@ public final class LogDatabase: @unchecked Sendable {
             while index >= buffer.count {
                 if done { return nil }
                 do throws(SQLiteError) {
-                    let (entries, next) = try db.page(filter: filter, after: after)
+                    // Pages of 1,024: each is decoded on every processor.
+                    let (entries, next) = try db.page(filter: filter, after: after, limit: 1024)
                     buffer = entries
                     index = 0
                     if let next { after = next } else { done = true }
@@ -500,18 +538,7 @@ public final class LogDatabase: @unchecked Sendable {
     /// The entry of a row: its JSON at `jsonColumn`, the request and response
     /// bodies' columns after it.
     private func decode(_ s: SQLiteStatement, jsonColumn: Int32 = 1) throws(SQLiteError) -> NetworkEntry {
-        let id = UInt64(s.int64(0))
-        do {
-            var e = try NetworkEntry(json: JSON.parse(bytes: s.bytes(jsonColumn)))
-            e.id = id
-            // A version 2 row: the bodies the JSON says are stored are in their columns.
-            if !s.isNull(jsonColumn + 1), e.requestBody.bytes != nil { e.requestBody.payload = .stored(s.bytes(jsonColumn + 1)) }
-            if !s.isNull(jsonColumn + 2), e.responseBody.bytes != nil { e.responseBody.payload = .stored(s.bytes(jsonColumn + 2)) }
-            return e
-        } catch {
-            throw SQLiteError(path: path, operation: "reading entry \(id)", code: 0, message: "\(error)",
-                              description: "network log \(path): entry \(id) is not a valid entry: \(error)")
-        }
+        try RawRow(s, jsonColumn: jsonColumn).decode(path: path)
     }
 
     /// An entry from the columns alone (Detail.columns).
