@@ -1564,10 +1564,21 @@ enum EntriesSplitter {
         while i < b.count {
             let c = b[i]
             if c == 0x22 { // a string: skip it, remembering where it was
+                // To the first quote after an even run of backslashes (an odd run
+                // escapes it), found with memchr: most of a HAR is inside strings.
                 let start = i + 1
-                i += 1
-                while i < b.count && b[i] != 0x22 { i += b[i] == 0x5C ? 2 : 1 }
-                guard i < b.count else { found.failed = true; return found }
+                var from = start
+                while true {
+                    guard from < b.count, let hit = memchr(b.baseAddress! + from, 0x22, b.count - from) else {
+                        found.failed = true
+                        return found
+                    }
+                    let quote = b.baseAddress!.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                    var k = quote - 1
+                    while k >= start && b[k] == 0x5C { k -= 1 }
+                    if (quote - 1 - k) % 2 == 0 { i = quote; break }
+                    from = quote + 1
+                }
                 lastString = start..<i
                 i += 1
                 continue
