@@ -1,5 +1,6 @@
 import Foundation
 import NetworkLog
+import Synchronization
 import XCTest
 
 /// The persisted network log in SQLite (Plugins/NetworkLogger/Core/LogDatabase.swift):
@@ -46,6 +47,53 @@ final class NetworkLogDatabaseTests: XCTestCase {
         XCTAssertEqual(indexes, "entries_host entries_method entries_recorded_at entries_started_at entries_status")
         XCTAssertEqual(try sqlite(dir, "PRAGMA journal_mode"), "wal")
         XCTAssertEqual(try sqlite(dir, "PRAGMA user_version"), "2")
+    }
+
+    /// Full batches are written behind, on the writer's thread: with four
+    /// threads queueing at once (single entries and batches) and a fifth
+    /// flushing meanwhile, every entry is stored exactly once, each
+    /// thread's entries in the order it queued them, and once `flush`
+    /// returns everything queued before it is committed.
+    func testBatchesWrittenBehindKeepEveryEntryInOrder() throws {
+        let dir = Fixture.temporaryDirectory("pincer-netdb-behind")
+        let db = try LogDatabase.open(directory: dir, redact: { $0 })
+        let perThread = 2_300
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 5) { t in
+            do {
+                if t == 4 {
+                    for _ in 0..<2_000 { try db.flush() }
+                    return
+                }
+                var i = 0
+                while i < perThread {
+                    var e = Self.entry(i)
+                    e.url = "https://t\(t).example/\(i)"
+                    if t % 2 == 0 {
+                        try db.enqueue(e)
+                        i += 1
+                    } else {
+                        let batch = (i..<min(perThread, i + 370)).map { k -> NetworkEntry in
+                            var e = Self.entry(k)
+                            e.url = "https://t\(t).example/\(k)"
+                            return e
+                        }
+                        try db.enqueue(contentsOf: batch)
+                        i += batch.count
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("thread \(t): \(error)") }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        try db.flush()
+        XCTAssertEqual(db.queued, 0)
+        XCTAssertEqual(try sqlite(dir, "SELECT count(*), count(DISTINCT url) FROM entries"), "\(4 * perThread)|\(4 * perThread)")
+        for t in 0..<4 {
+            let urls = try sqlite(dir, "SELECT url FROM entries WHERE host = 't\(t).example' ORDER BY id").split(separator: "\n").map(String.init)
+            XCTAssertEqual(urls, (0..<perThread).map { "https://t\(t).example/\($0)" }, "thread \(t)'s entries in its order")
+        }
     }
 
     /// Version 2 keeps stored bodies in BLOB columns beside the JSON (no
