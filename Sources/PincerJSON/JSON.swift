@@ -86,29 +86,45 @@ public enum JSON: Sendable, Equatable {
 
     /// Writes `s` as a JSON string: runs of bytes that need no escape are
     /// copied whole (UTF-8 passes through; only ", \ and controls change).
+    /// Exports write every body through here: a plain loop over the bytes
+    /// and appends of raw buffers, no per-escape String or array.
     public static func quote(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return }
+            let n = bytes.count
             var start = 0
-            for (i, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
-                out += bytes[start..<i]
-                switch b {
-                case UInt8(ascii: "\""): out += "\\\"".utf8
-                case UInt8(ascii: "\\"): out += "\\\\".utf8
-                case UInt8(ascii: "\n"): out += "\\n".utf8
-                case UInt8(ascii: "\r"): out += "\\r".utf8
-                case UInt8(ascii: "\t"): out += "\\t".utf8
-                default:
-                    let hex = Array("0123456789abcdef".utf8)
-                    out += "\\u00".utf8
-                    out.append(hex[Int(b >> 4)])
-                    out.append(hex[Int(b & 0xF)])
+            var i = 0
+            while i < n {
+                let b = base[i]
+                if b >= 0x20 && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\") {
+                    i &+= 1
+                    continue
                 }
-                start = i + 1
+                if start < i { out.append(contentsOf: UnsafeBufferPointer(start: base + start, count: i - start)) }
+                out.append(UInt8(ascii: "\\"))
+                switch b {
+                case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
+                case UInt8(ascii: "\n"): out.append(UInt8(ascii: "n"))
+                case UInt8(ascii: "\r"): out.append(UInt8(ascii: "r"))
+                case UInt8(ascii: "\t"): out.append(UInt8(ascii: "t"))
+                default:
+                    out.append(UInt8(ascii: "u"))
+                    out.append(UInt8(ascii: "0"))
+                    out.append(UInt8(ascii: "0"))
+                    out.append(hexDigit(b >> 4))
+                    out.append(hexDigit(b & 0xF))
+                }
+                i &+= 1
+                start = i
             }
-            out += bytes[start...]
+            if start < n { out.append(contentsOf: UnsafeBufferPointer(start: base + start, count: n - start)) }
         }
         out.append(UInt8(ascii: "\""))
     }
+
+    @inline(__always)
+    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x61 + v - 10 }
 }

@@ -59,8 +59,18 @@ extension JSON {
     /// building the value: nothing is allocated per string or container, so a
     /// file of hundreds of megabytes can be checked before it is read piece by piece.
     public static func validate(bytes: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) {
+        try validate(bytes: bytes, enclosingDepth: 0)
+    }
+
+    /// `validate` for a value that sits inside `enclosingDepth` arrays and
+    /// objects of a larger text (an element of a big array, checked on its
+    /// own): the nesting limit counts those containers too, so the pieces
+    /// of a text pass exactly when the whole would. Line and column count
+    /// from the start of `bytes`.
+    public static func validate(bytes: UnsafeBufferPointer<UInt8>, enclosingDepth: Int) throws(JSONSyntaxError) {
         var parser = JSONParser(bytes)
         parser.building = false
+        parser.enclosingDepth = max(0, enclosingDepth)
         _ = try parser.parseDocument()
     }
 
@@ -172,6 +182,8 @@ private struct JSONParser {
     /// False for `validate`: every check runs, but strings are not decoded
     /// into Strings and containers stay empty.
     var building = true
+    /// Containers around the text being read (`validate(bytes:enclosingDepth:)`).
+    var enclosingDepth = 0
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -267,7 +279,7 @@ private struct JSONParser {
     }
 
     mutating func checkDepth() throws(JSONSyntaxError) {
-        if openIsObject.count >= JSON.maximumNestingDepth {
+        if openIsObject.count + enclosingDepth >= JSON.maximumNestingDepth {
             throw error("nesting is deeper than the maximum of \(JSON.maximumNestingDepth) arrays and objects, found \(describe(at: index))")
         }
     }

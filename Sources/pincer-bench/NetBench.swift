@@ -633,7 +633,17 @@ enum HARSpeedBench {
             throw BenchError("\(pincer) and its net plugin are missing; build them beside pincer-bench: swift build -c release")
         }
         let work = try TemporaryDirectory(prefix: "pincer-bench-harspeed")
-        defer { work.remove() }
+        // PINCER_BENCH_KEEP=1 keeps the HAR files and state directories (for
+        // profiling one command on the same corpus) and says where.
+        let keep = getenv("PINCER_BENCH_KEEP").map { String(cString: $0) == "1" } ?? false
+        defer {
+            if keep {
+                let note = Array("pincer-bench: kept \(work.path)\n".utf8)
+                _ = note.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            } else {
+                work.remove()
+            }
+        }
         let python = findInPath("python3")
         var pythonError: String? = python == nil ? "python3 is not on PATH" : nil
         func size(_ count: Int) throws(BenchError) -> HARSpeedFigures.Size {
@@ -674,8 +684,10 @@ enum HARSpeedBench {
             } catch { throw BenchError("in-process import of \(file): \(error)") }
             let inProcess = monotonicNanoseconds() - start
             guard store.count == count else { throw BenchError("the in-process import stored \(store.count) of \(count) entries") }
-            unlink(file)
-            unlink(out)
+            if !keep {
+                unlink(file)
+                unlink(out)
+            }
             return .init(entries: count, fileBytes: fileBytes, importCommand: importRun, exportCommand: exportRun,
                          exportedBytes: Int(info.st_size), python: pythonRun, inProcessNanoseconds: inProcess)
         }

@@ -193,11 +193,27 @@ final class HARConformanceTests: XCTestCase {
 
     /// The entries of the state directory's persisted log, in order, as the
     /// sqlite3 CLI reads them from its database.
+    /// Each row's JSON with its stored bodies put back from their BLOB
+    /// columns (as base64; "-" marks a NULL column: the JSON says what the body is).
     static func persistedEntries(_ state: String) throws -> [[String: Any]] {
-        let read = try Fixture.run(Consumer.require(Consumer.sqlite3), ["-readonly", state + "/network-log.sqlite", "SELECT json FROM entries ORDER BY id"])
+        let sql = "SELECT json, CASE WHEN request_body IS NULL THEN '-' ELSE hex(request_body) END, "
+            + "CASE WHEN response_body IS NULL THEN '-' ELSE hex(response_body) END FROM entries ORDER BY id"
+        let read = try Fixture.run(Consumer.require(Consumer.sqlite3), ["-readonly", "-separator", "\u{1F}", state + "/network-log.sqlite", sql])
         XCTAssertEqual(read.status, 0, read.stderr)
         return try read.stdout.split(separator: "\n").map { line in
-            try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], String(line.prefix(200)))
+            let columns = line.split(separator: "\u{1F}", omittingEmptySubsequences: false)
+            XCTAssertEqual(columns.count, 3, String(line.prefix(200)))
+            var entry = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(columns[0].utf8)) as? [String: Any], String(line.prefix(200)))
+            for (key, hex) in zip(["requestBody", "responseBody"], columns.dropFirst()) where hex != "-" {
+                var body = try XCTUnwrap(entry[key] as? [String: Any], key)
+                var bytes: [UInt8] = []
+                var digits = hex.makeIterator()
+                while let high = digits.next(), let low = digits.next() { bytes.append(UInt8(String([high, low]), radix: 16)!) }
+                body["text"] = nil
+                body["base64"] = Data(bytes).base64EncodedString()
+                entry[key] = body
+            }
+            return entry
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NetworkLog
+import Synchronization
 import XCTest
 
 /// The persisted network log in SQLite (Plugins/NetworkLogger/Core/LogDatabase.swift):
@@ -45,7 +46,103 @@ final class NetworkLogDatabaseTests: XCTestCase {
         let indexes = try sqlite(dir, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries' AND sql IS NOT NULL ORDER BY name)")
         XCTAssertEqual(indexes, "entries_host entries_method entries_recorded_at entries_started_at entries_status")
         XCTAssertEqual(try sqlite(dir, "PRAGMA journal_mode"), "wal")
-        XCTAssertEqual(try sqlite(dir, "PRAGMA user_version"), "1")
+        XCTAssertEqual(try sqlite(dir, "PRAGMA user_version"), "2")
+    }
+
+    /// Full batches are written behind, on the writer's thread: with four
+    /// threads queueing at once (single entries and batches) and a fifth
+    /// flushing meanwhile, every entry is stored exactly once, each
+    /// thread's entries in the order it queued them, and once `flush`
+    /// returns everything queued before it is committed.
+    func testBatchesWrittenBehindKeepEveryEntryInOrder() throws {
+        let dir = Fixture.temporaryDirectory("pincer-netdb-behind")
+        let db = try LogDatabase.open(directory: dir, redact: { $0 })
+        let perThread = 2_300
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 5) { t in
+            do {
+                if t == 4 {
+                    for _ in 0..<2_000 { try db.flush() }
+                    return
+                }
+                var i = 0
+                while i < perThread {
+                    var e = Self.entry(i)
+                    e.url = "https://t\(t).example/\(i)"
+                    if t % 2 == 0 {
+                        try db.enqueue(e)
+                        i += 1
+                    } else {
+                        let batch = (i..<min(perThread, i + 370)).map { k -> NetworkEntry in
+                            var e = Self.entry(k)
+                            e.url = "https://t\(t).example/\(k)"
+                            return e
+                        }
+                        try db.enqueue(contentsOf: batch)
+                        i += batch.count
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("thread \(t): \(error)") }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        try db.flush()
+        XCTAssertEqual(db.queued, 0)
+        XCTAssertEqual(try sqlite(dir, "SELECT count(*), count(DISTINCT url) FROM entries"), "\(4 * perThread)|\(4 * perThread)")
+        for t in 0..<4 {
+            let urls = try sqlite(dir, "SELECT url FROM entries WHERE host = 't\(t).example' ORDER BY id").split(separator: "\n").map(String.init)
+            XCTAssertEqual(urls, (0..<perThread).map { "https://t\(t).example/\($0)" }, "thread \(t)'s entries in its order")
+        }
+    }
+
+    /// Version 2 keeps stored bodies in BLOB columns beside the JSON (no
+    /// escaping into a JSON string on write, no parsing out on read): a
+    /// version 1 file (bodies inside the JSON) is upgraded in place, its rows
+    /// read as before, and new rows hold their bodies' bytes in the columns.
+    func testVersion1LogIsUpgradedAndNewBodiesLiveInTheirColumns() throws {
+        let dir = Fixture.temporaryDirectory("pincer-netdb-v1")
+        var old = Self.entry(2)
+        old.responseBody = Body(payload: .stored(Array(#"{"old":"v1 \"body\""}"#.utf8)), size: 21, mimeType: "application/json")
+        old.id = 0
+        let oldJSON = String(decoding: old.json.serializedBytes(), as: UTF8.self)
+        XCTAssertTrue(oldJSON.contains("v1 "), "a version 1 row holds its body in the JSON")
+        let v1 = """
+            PRAGMA journal_mode=WAL;
+            CREATE TABLE entries(id INTEGER PRIMARY KEY AUTOINCREMENT, recorded_at REAL NOT NULL, started_at REAL NOT NULL,
+              method TEXT NOT NULL, method_key TEXT NOT NULL, host TEXT NOT NULL, url TEXT NOT NULL, status INTEGER,
+              state TEXT NOT NULL, duration REAL NOT NULL, response_size INTEGER NOT NULL, source TEXT NOT NULL,
+              stubbed INTEGER NOT NULL, json BLOB NOT NULL);
+            CREATE INDEX entries_recorded_at ON entries(recorded_at); CREATE INDEX entries_started_at ON entries(started_at);
+            CREATE INDEX entries_host ON entries(host); CREATE INDEX entries_status ON entries(status);
+            CREATE INDEX entries_method ON entries(method_key);
+            CREATE TABLE imports(source TEXT PRIMARY KEY, imported INTEGER NOT NULL, skipped INTEGER NOT NULL, at REAL NOT NULL);
+            INSERT INTO entries(recorded_at, started_at, method, method_key, host, url, status, state, duration, response_size, source, stubbed, json)
+              VALUES (\(old.recordedAt), \(old.startedAt), '\(old.method)', '\(old.method)', 'auth.example.com', '\(old.url)', \(old.status!),
+                      'complete', 0, 21, 'imported', 0, '\(oldJSON.replacingOccurrences(of: "'", with: "''"))');
+            PRAGMA user_version = 1;
+            """
+        let made = try Fixture.run(Consumer.require(Consumer.sqlite3), [dir + "/network-log.sqlite", v1])
+        XCTAssertEqual(made.status, 0, made.stderr)
+
+        let db = try LogDatabase.open(directory: dir, redact: { $0 })
+        XCTAssertEqual(try sqlite(dir, "PRAGMA user_version"), "2")
+        var expectedOld = old
+        expectedOld.id = 1
+        XCTAssertEqual(try db.entry(1), expectedOld, "a version 1 row reads as it did")
+
+        var new = Self.entry(4)
+        let body = Array(#"{"new":"v2 \"body\" é"}"#.utf8)
+        new.responseBody = Body(payload: .stored(body), size: body.count, mimeType: "application/json")
+        new.requestBody = Body(payload: .stored([0xFF, 0x00, 0x01]), size: 3, mimeType: "application/octet-stream")
+        try db.enqueue(new)
+        try db.flush()
+        new.id = 2
+        XCTAssertEqual(try db.entry(2), new)
+        XCTAssertEqual(try db.page(filter: NetworkFilter(""), after: 1).entries, [new])
+        XCTAssertEqual(try sqlite(dir, "SELECT id, response_body IS NULL, instr(json, 'v1 ') > 0, instr(json, 'v2 ') > 0, hex(request_body) FROM entries ORDER BY id"),
+                       "1|1|1|0|\n2|0|0|0|FF0001")
+        XCTAssertEqual(try sqlite(dir, "SELECT CAST(response_body AS TEXT) FROM entries WHERE id = 2"), String(decoding: body, as: UTF8.self))
     }
 
     /// Every filter selects through the database exactly what the in-memory

@@ -177,6 +177,51 @@ final class NetworkSpeedTests: XCTestCase {
         XCTAssertEqual(handed, 0, "nothing is half-imported")
     }
 
+    /// The file's syntax is checked piece by piece on every processor (the
+    /// skeleton, then each element of log.entries as deep as it sits): that
+    /// accepts exactly what one pass over the whole file accepts, and a
+    /// refused file gets the whole-file check's error. The edges: what lies
+    /// between the elements (a trailing or doubled comma, none at all), a
+    /// byte order mark opening an element, and nesting that only the whole
+    /// file exceeds.
+    func testPieceByPieceSyntaxCheckAcceptsWhatTheWholeFileCheckAccepts() throws {
+        let e = #"{"startedDateTime":"2024-05-01T10:00:00Z","time":1,"request":{"method":"GET","url":"https://a.example/","headers":[]},"response":{"status":200,"headers":[],"content":{"size":0,"mimeType":"text/plain"}}}"#
+        func deep(_ k: Int) -> String {
+            String(e.dropLast()) + #","_x":"# + String(repeating: "[", count: k) + String(repeating: "]", count: k) + "}"
+        }
+        let bom = "\u{FEFF}"
+        // (inside the entries array, whether the piece check may say yes)
+        let cases: [(String, Bool)] = [
+            (e, true), ("\(e),\(e)", true), (" \n\(e) ,\t\(e)\n", true), ("", true), (" ", true), ("1,\"s\",null", true),
+            (deep(508), true), (deep(509), false), ("\(e),", false), (",\(e)", false), ("\(e),,\(e)", false), ("\(e) \(e)", false),
+            (bom + e, false), ("\(e),\(bom)\(e)", false), (" \(bom)\(e)", false), ("\(e)]", false), ("\(e)}", false), ("[\(e)", false),
+            ("\(e),{\"a\" 1}", false), ("\(e),\"\\x\"", false),
+        ]
+        for (inner, piecewise) in cases {
+            let bytes = Array(#"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":["#.utf8) + Array(inner.utf8) + Array("]}}".utf8)
+            let label = String(inner.prefix(60))
+            let whole = bytes.withUnsafeBufferPointer { b in Result { () throws(JSONSyntaxError) in try JSON.validate(bytes: b) } }
+            if let found = EntriesSplitter.scan(bytes) {
+                let pieces = bytes.withUnsafeBufferPointer { EntriesSplitter.piecesAreValid(found, in: SharedBytes($0), done: { _ in }) }
+                XCTAssertEqual(pieces, piecewise, label)
+                if pieces, case .failure(let error) = whole { XCTFail("\(label): the pieces pass, the whole fails: \(error)") }
+            } else {
+                XCTAssertFalse(piecewise, "\(label): the scan does not follow it")
+            }
+            let read = Result { () throws(HARImportError) in try HARImport.read(bytes) }
+            switch (whole, read) {
+            case (.success, .success): break
+            case (.success, .failure(let error)):
+                if case .notJSON = error { XCTFail("\(label): valid JSON refused: \(error)") }
+            case (.failure(let w), .failure(let error)):
+                guard case .notJSON(let syntax) = error else { XCTFail("\(label): \(error)"); continue }
+                XCTAssertEqual(syntax.line, w.line, label)
+                XCTAssertEqual(syntax.column, w.column, label)
+            case (.failure(let w), .success): XCTFail("\(label): invalid JSON imported (\(w))")
+            }
+        }
+    }
+
     /// The command: a damaged file imports nothing into a persisted log, and
     /// says which entry; a good one imports every entry.
     func testImportCommandIsAllOrNothing() throws {

@@ -197,6 +197,11 @@ final class SecretCorpusTests: XCTestCase {
         let rows = try Fixture.run(sqlite3, ["-readonly", state + "/network-log.sqlite", "SELECT json FROM entries ORDER BY id"])
         XCTAssertEqual(rows.status, 0, rows.stderr)
         outputs.append(("persisted log file", rows.stdout))
+        // Stored bodies live in BLOB columns beside the JSON (.dump shows them as hex): read as text.
+        let bodies = try Fixture.run(sqlite3, ["-readonly", state + "/network-log.sqlite",
+                                               "SELECT CAST(request_body AS TEXT), CAST(response_body AS TEXT) FROM entries ORDER BY id"])
+        XCTAssertEqual(bodies.status, 0, bodies.stderr)
+        outputs.append(("persisted log bodies", bodies.stdout))
         let dump = try Fixture.run(sqlite3, ["-readonly", state + "/network-log.sqlite", ".dump"])
         XCTAssertEqual(dump.status, 0, dump.stderr)
         outputs.append(("persisted log database dump", dump.stdout))

@@ -498,11 +498,18 @@ public enum HARImport {
     /// hands their pages back).
     static func stream(_ bytes: UnsafeBufferPointer<UInt8>, done: (Int) -> Void,
                        into consume: ([NetworkEntry]) -> Void) throws(HARImportError) -> HARImportSummary {
-        do { try JSON.validate(bytes: bytes) } catch { throw .notJSON(EntriesSplitter.locate(error, in: bytes)) }
+        let file = SharedBytes(bytes)
+        let scanned = EntriesSplitter.scan(bytes)
+        // The whole file's syntax is checked before any entry is handed over:
+        // piece by piece on every processor when the scan found the entries
+        // array, else (or when a piece fails, for the exact line and column)
+        // in one pass over the whole.
+        if !(scanned.map { EntriesSplitter.piecesAreValid($0, in: file, done: done) } ?? false) {
+            do { try JSON.validate(bytes: bytes) } catch { throw .notJSON(EntriesSplitter.locate(error, in: bytes)) }
+        }
         // The check read every page; the entries are read again from the start.
         done(bytes.count)
-        let file = SharedBytes(bytes)
-        if let found = EntriesSplitter.scan(bytes) {
+        if let found = scanned {
             var skeleton = Array(bytes[..<(found.open + 1)])
             skeleton += bytes[found.close...]
             let top: JSON
@@ -1501,6 +1508,43 @@ enum EntriesSplitter {
         return (found.open, found.close, found.elements)
     }
 
+    /// Elements checked together by `piecesAreValid`.
+    static let validationBatch = 4096
+
+    /// True when the file is one valid JSON text, shown piece by piece: the
+    /// skeleton (the entries array emptied) is valid, the array's content is
+    /// the elements separated by single commas (the scan splits there; no
+    /// trailing comma), and each element is a valid JSON text as deep as it
+    /// sits (three containers in), with no byte order mark of its own. Then
+    /// the whole is valid, since a comma-separated list of values put into
+    /// an empty array of a valid text leaves it valid. False says nothing:
+    /// the caller checks the whole file, which reports the exact place.
+    /// The elements are checked on every processor, `validationBatch` at a time.
+    static func piecesAreValid(_ found: (open: Int, close: Int, elements: [Range<Int>]), in file: SharedBytes,
+                               done: (Int) -> Void) -> Bool {
+        let b = file.bytes
+        var skeleton = Array(b[..<(found.open + 1)])
+        skeleton += b[found.close...]
+        guard (try? skeleton.withUnsafeBufferPointer({ buffer throws(JSONSyntaxError) in try JSON.validate(bytes: buffer) })) != nil else {
+            return false
+        }
+        // The scan leaves out a last piece of white space only: after a comma, that is a trailing comma.
+        if let last = found.elements.last, last.upperBound != found.close { return false }
+        var start = 0
+        while start < found.elements.count {
+            let batch = Array(found.elements[start..<min(found.elements.count, start + validationBatch)])
+            let valid = Parallel.map(batch) { range -> Bool in
+                let piece = UnsafeBufferPointer(rebasing: file.bytes[range])
+                if piece.count >= 3, piece[0] == 0xEF, piece[1] == 0xBB, piece[2] == 0xBF { return false }
+                return (try? JSON.validate(bytes: piece, enclosingDepth: 3)) != nil
+            }
+            guard !valid.contains(false) else { return false }
+            start += batch.count
+            done(batch[batch.count - 1].upperBound)
+        }
+        return true
+    }
+
     struct Scan {
         var open = -1
         var close = -1
@@ -1520,17 +1564,31 @@ enum EntriesSplitter {
         while i < b.count {
             let c = b[i]
             if c == 0x22 { // a string: skip it, remembering where it was
+                // To the first quote after an even run of backslashes (an odd run
+                // escapes it), found with memchr: most of a HAR is inside strings.
                 let start = i + 1
-                i += 1
-                while i < b.count && b[i] != 0x22 { i += b[i] == 0x5C ? 2 : 1 }
-                guard i < b.count else { found.failed = true; return found }
+                var from = start
+                while true {
+                    guard from < b.count, let hit = memchr(b.baseAddress! + from, 0x22, b.count - from) else {
+                        found.failed = true
+                        return found
+                    }
+                    let quote = b.baseAddress!.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                    var k = quote - 1
+                    while k >= start && b[k] == 0x5C { k -= 1 }
+                    if (quote - 1 - k) % 2 == 0 { i = quote; break }
+                    from = quote + 1
+                }
                 lastString = start..<i
                 i += 1
                 continue
             }
             switch c {
             case 0x3A: // ':' names the key of the value that follows
-                if let r = lastString, !keys.isEmpty { keys[keys.count - 1] = String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self) }
+                // Only the keys of the two outer levels can lead to log.entries (no String for the others).
+                if let r = lastString, !keys.isEmpty, keys.count <= 2 {
+                    keys[keys.count - 1] = String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self)
+                }
             case 0x7B, 0x5B: // '{' '['
                 if found.open < 0 && c == 0x5B && depth == 2 && keys.count == 2 && keys[0] == "log" && keys[1] == "entries" {
                     found.open = i

@@ -1,3 +1,4 @@
+import Dispatch
 import PincerPluginKit
 import PincerSQLite
 import Synchronization
@@ -16,7 +17,9 @@ public enum WallClock {
 
 /// The persisted log: `<state>/network-log.sqlite` (PincerSQLite), one row
 /// per finished entry with the columns filters and views need, indexed,
-/// and the entry's redacted JSON. Opening reads no rows (no integrity scan
+/// and the entry's redacted JSON; a stored body's bytes are in a BLOB
+/// column of their own (written and read as they are: no UTF-8 check, no
+/// escaping into a JSON string and back). Opening reads no rows (no integrity scan
 /// either: a file that is not a database is still found and set aside).
 /// Entries are queued and written in batches, one transaction each; reads
 /// go page by page by id (keyset), so no view holds the whole log. Ids are
@@ -64,6 +67,12 @@ public final class LogDatabase: @unchecked Sendable {
             skipped INTEGER NOT NULL,
             at REAL NOT NULL
         );
+        """,
+        // Version 2: stored bodies beside the JSON (whose body has no text
+        // then); NULL in a version 1 row, whose JSON holds the body.
+        """
+        ALTER TABLE entries ADD COLUMN request_body BLOB;
+        ALTER TABLE entries ADD COLUMN response_body BLOB;
         """],
         // NORMAL: a commit survives the process crashing, not the machine
         // losing power (the README says so); FULL would fsync every batch.
@@ -82,6 +91,9 @@ public final class LogDatabase: @unchecked Sendable {
         var recordedAt: Double, startedAt: Double, method: String, methodKey: String, host: String, url: String
         var status: Int?, state: String, duration: Double, responseSize: Int, source: String, stubbed: Bool
         var json: [UInt8]
+        /// The stored bodies' bytes (nil: not stored; the JSON says what the body is).
+        var requestBody: [UInt8]?, responseBody: [UInt8]?
+        var bytes: Int { json.count + (requestBody?.count ?? 0) + (responseBody?.count ?? 0) }
     }
     private struct Queue: Sendable {
         var rows: [Row] = []
@@ -89,9 +101,20 @@ public final class LogDatabase: @unchecked Sendable {
     }
     private let queue = Mutex(Queue())
     private let appendTransactions = Atomic<Int>(0)
+    /// Full batches are written behind the caller, one at a time, in order
+    /// (an import parses the next batch meanwhile); `flush` waits for them.
+    private let writer = DispatchQueue(label: "pincer.net.log-writer")
+    private let writesBehind = Atomic<Int>(0)
+    /// Held while rows are taken from the queue and handed to the writer.
+    private let ordering = Mutex<Void>(())
+    /// Why a batch written behind failed; thrown by the next `flush`.
+    private let failedBehind = Mutex<SQLiteError?>(nil)
 
     /// Transactions that appended entries so far (each writes a whole batch).
-    public var batchesWritten: Int { appendTransactions.load(ordering: .relaxed) }
+    public var batchesWritten: Int {
+        settle()
+        return appendTransactions.load(ordering: .relaxed)
+    }
 
     private init(path: String, file: SQLiteFile) {
         self.path = path
@@ -122,26 +145,89 @@ public final class LogDatabase: @unchecked Sendable {
     /// are left waiting for `flush` (a timer's or the command's).
     @discardableResult
     public func enqueue(_ entry: NetworkEntry) throws(SQLiteError) -> Bool {
-        let row = Self.row(entry)
-        let full = queue.withLock { q -> Bool in
-            q.rows.append(row)
-            q.bytes += row.json.count
-            return q.rows.count >= Self.batchEntries || q.bytes >= Self.batchBytes
+        try enqueue(rows: [Self.row(entry)])
+    }
+
+    /// Queues finished entries, in order, as `enqueue` does one: their rows
+    /// (the serialising) are made on every processor (an import hands over
+    /// a thousand at a time).
+    @discardableResult
+    public func enqueue(contentsOf entries: [NetworkEntry]) throws(SQLiteError) -> Bool {
+        try enqueue(rows: Parallel.map(entries, Self.row))
+    }
+
+    private func enqueue(rows: [Row]) throws(SQLiteError) -> Bool {
+        var start = 0
+        while start < rows.count {
+            let full = queue.withLock { q -> Bool in
+                while start < rows.count && q.rows.count < Self.batchEntries && q.bytes < Self.batchBytes {
+                    q.rows.append(rows[start])
+                    q.bytes += rows[start].bytes
+                    start += 1
+                }
+                return q.rows.count >= Self.batchEntries || q.bytes >= Self.batchBytes
+            }
+            if full { try writeBehind() }
         }
-        if full { try flush() }
         return queue.withLock { !$0.rows.isEmpty }
     }
 
-    /// Writes every queued entry in one transaction. Returns how many.
+    /// Hands what is queued to the writer's thread, which writes batches
+    /// one at a time in the order they were taken. At most one batch waits
+    /// behind the one being written: a caller faster than the disk waits
+    /// here, so the queue stays bounded.
+    private func writeBehind() throws(SQLiteError) {
+        if writesBehind.load(ordering: .acquiring) > 0 { writer.sync {} }
+        if let error = takeFailure() { throw error }
+        ordering.withLock { _ in
+            let rows = takeQueued()
+            guard !rows.isEmpty else { return }
+            writesBehind.add(1, ordering: .acquiringAndReleasing)
+            writer.async { [self] in
+                defer { writesBehind.subtract(1, ordering: .acquiringAndReleasing) }
+                do throws(SQLiteError) { _ = try write(rows) } catch {
+                    failedBehind.withLock { if $0 == nil { $0 = error } }
+                }
+            }
+        }
+    }
+
+    /// Writes every queued entry in one transaction, after the batches
+    /// written behind (whose failure is thrown here): when this returns,
+    /// everything queued before the call is committed. Returns how many
+    /// entries this call wrote.
     @discardableResult
     public func flush() throws(SQLiteError) -> Int {
-        try lock.withLock { _ throws(SQLiteError) -> Int in
-            // Taken under the file lock so batches are written in the order queued.
-            let rows = queue.withLock { q -> [Row] in
-                defer { q = Queue() }
-                return q.rows
-            }
-            if rows.isEmpty { return 0 }
+        let written = ordering.withLock { _ -> Result<Int, SQLiteError> in
+            let rows = takeQueued()
+            return writer.sync { Result { () throws(SQLiteError) -> Int in try write(rows) } }
+        }
+        if let error = takeFailure() { throw error }
+        return try written.get()
+    }
+
+    /// Waits for the batches written behind (readers see what was queued before).
+    private func settle() {
+        if writesBehind.load(ordering: .acquiring) > 0 { writer.sync {} }
+    }
+
+    private func takeFailure() -> SQLiteError? {
+        failedBehind.withLock { e -> SQLiteError? in
+            defer { e = nil }
+            return e
+        }
+    }
+
+    private func takeQueued() -> [Row] {
+        queue.withLock { q -> [Row] in
+            defer { q = Queue() }
+            return q.rows
+        }
+    }
+
+    private func write(_ rows: [Row]) throws(SQLiteError) -> Int {
+        if rows.isEmpty { return 0 }
+        return try lock.withLock { _ throws(SQLiteError) -> Int in
             try file.transaction("appending \(rows.count) entr\(rows.count == 1 ? "y" : "ies")") { () throws(SQLiteError) in
                 for row in rows { try insert(row) }
             }
@@ -155,7 +241,8 @@ public final class LogDatabase: @unchecked Sendable {
 
     /// Appends entries now, in one transaction (what `flush` does with the queue).
     public func append(_ entries: [NetworkEntry]) throws(SQLiteError) {
-        let rows = entries.map(Self.row)
+        let rows = Parallel.map(entries, Self.row)
+        settle()
         try lock.withLock { _ throws(SQLiteError) in
             try file.transaction("appending \(rows.count) entries") { () throws(SQLiteError) in
                 for row in rows { try insert(row) }
@@ -168,17 +255,21 @@ public final class LogDatabase: @unchecked Sendable {
         var e = entry
         // The row's id is the entry's; the JSON's would be this process's only.
         e.id = 0
+        // Stored bodies go to their columns; the JSON keeps `"payload":"stored"` and an empty text.
+        let requestBody = e.requestBody.bytes, responseBody = e.responseBody.bytes
+        if requestBody != nil { e.requestBody.payload = .stored([]) }
+        if responseBody != nil { e.responseBody.payload = .stored([]) }
         return Row(recordedAt: e.recordedAt, startedAt: e.startedAt, method: e.method, methodKey: e.method.uppercased(),
                    host: URLParts(e.url)?.host ?? "", url: e.url, status: e.status, state: e.state.rawValue,
                    duration: e.duration, responseSize: e.responseBody.size, source: e.source.rawValue, stubbed: e.stubbed,
-                   json: e.json.serializedBytes())
+                   json: e.json.serializedBytes(), requestBody: requestBody, responseBody: responseBody)
     }
 
     private func insert(_ row: Row) throws(SQLiteError) {
         let s = try file.statement("""
             INSERT INTO entries(recorded_at, started_at, method, method_key, host, url, status, state,
-                                duration, response_size, source, stubbed, json)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                                duration, response_size, source, stubbed, json, request_body, response_body)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             """)
         try s.bind(1, double: row.recordedAt)
         try s.bind(2, double: row.startedAt)
@@ -193,6 +284,8 @@ public final class LogDatabase: @unchecked Sendable {
         try s.bind(11, text: row.source)
         try s.bind(12, int64: row.stubbed ? 1 : 0)
         try s.bind(13, utf8: row.json)
+        if let b = row.requestBody { try s.bind(14, blob: b) } else { try s.bindNull(14) }
+        if let b = row.responseBody { try s.bind(15, blob: b) } else { try s.bindNull(15) }
         try s.run("appending an entry")
     }
 
@@ -200,7 +293,8 @@ public final class LogDatabase: @unchecked Sendable {
     /// seconds), through the recorded_at index. Returns how many.
     @discardableResult
     public func deleteRecorded(before cutoff: Double) throws(SQLiteError) -> Int {
-        try lock.withLock { _ throws(SQLiteError) -> Int in
+        settle()
+        return try lock.withLock { _ throws(SQLiteError) -> Int in
             try file.transaction("deleting entries older than the retention period") { () throws(SQLiteError) -> Int in
                 let s = try file.statement("DELETE FROM entries WHERE recorded_at < ?1")
                 try s.bind(1, double: cutoff)
@@ -214,6 +308,7 @@ public final class LogDatabase: @unchecked Sendable {
     @discardableResult
     public func clear() throws(SQLiteError) -> Int {
         queue.withLock { $0 = Queue() }
+        settle()
         return try lock.withLock { _ throws(SQLiteError) -> Int in
             try file.transaction("clearing the log") { () throws(SQLiteError) -> Int in
                 try file.statement("DELETE FROM entries").run("clearing the log")
@@ -226,18 +321,21 @@ public final class LogDatabase: @unchecked Sendable {
 
     /// How many entries the database holds.
     public func count() throws(SQLiteError) -> Int {
-        try lock.withLock { _ throws(SQLiteError) -> Int in Int(try file.scalar("SELECT count(*) FROM entries") ?? 0) }
+        settle()
+        return try lock.withLock { _ throws(SQLiteError) -> Int in Int(try file.scalar("SELECT count(*) FROM entries") ?? 0) }
     }
 
     /// The largest id so far (0 when empty).
     public func lastID() throws(SQLiteError) -> UInt64 {
-        try lock.withLock { _ throws(SQLiteError) -> UInt64 in UInt64(max(0, try file.scalar("SELECT coalesce(max(id), 0) FROM entries") ?? 0)) }
+        settle()
+        return try lock.withLock { _ throws(SQLiteError) -> UInt64 in UInt64(max(0, try file.scalar("SELECT coalesce(max(id), 0) FROM entries") ?? 0)) }
     }
 
     /// One entry by id.
     public func entry(_ id: UInt64) throws(SQLiteError) -> NetworkEntry? {
-        try lock.withLock { _ throws(SQLiteError) -> NetworkEntry? in
-            let s = try file.statement("SELECT id, json FROM entries WHERE id = ?1")
+        settle()
+        return try lock.withLock { _ throws(SQLiteError) -> NetworkEntry? in
+            let s = try file.statement("SELECT id, json, request_body, response_body FROM entries WHERE id = ?1")
             defer { s.reset() }
             try s.bind(1, int64: Int64(clamping: id))
             return try s.step("reading entry \(id)") ? try decode(s) : nil
@@ -264,6 +362,7 @@ public final class LogDatabase: @unchecked Sendable {
         // Rows are decoded when the filter must see the whole entry, or the caller wants it.
         let needFull = detail == .full || condition?.exact != true
         let sql = Self.pageSQL(condition, needFull: needFull, descending: descending, fromTheEnd: descending && after == 0)
+        settle()
         return try lock.withLock { _ throws(SQLiteError) -> ([NetworkEntry], UInt64?) in
             let s = try file.statement(sql)
             defer { s.reset() }
@@ -278,17 +377,54 @@ public final class LogDatabase: @unchecked Sendable {
                 }
                 index += 1
             }
-            var result: [NetworkEntry] = []
-            var rows = 0
+            // The rows' bytes are copied under the lock; their JSON is decoded after it, on every processor.
+            var raws: [RawRow] = []
+            var lights: [NetworkEntry] = []
             var last: UInt64 = after
             while try s.step("reading a page of the log") {
-                rows += 1
                 last = UInt64(s.int64(0))
-                let full = needFull ? try decode(s, jsonColumn: 10) : nil
-                if condition?.exact != true, let full, !filter.matches(full) { continue }
-                result.append(detail == .full ? full! : Self.light(s))
+                if needFull { raws.append(RawRow(s, jsonColumn: 10)) }
+                if detail == .columns { lights.append(Self.light(s)) }
+            }
+            let rows = needFull ? raws.count : lights.count
+            guard needFull else { return (lights, rows < limit ? nil : last) }
+            let path = self.path
+            let decoded = Parallel.map(raws) { raw in Result { () throws(SQLiteError) -> NetworkEntry in try raw.decode(path: path) } }
+            var result: [NetworkEntry] = []
+            for (i, d) in decoded.enumerated() {
+                let full = try d.get()
+                if condition?.exact != true, !filter.matches(full) { continue }
+                result.append(detail == .full ? full : lights[i])
             }
             return (result, rows < limit ? nil : last)
+        }
+    }
+
+    /// A row's entry as stored: its id, JSON and body columns (copied out of the statement).
+    private struct RawRow: Sendable {
+        let id: UInt64
+        let json: [UInt8]
+        let requestBody: [UInt8]?, responseBody: [UInt8]?
+
+        init(_ s: SQLiteStatement, jsonColumn: Int32) {
+            id = UInt64(s.int64(0))
+            json = s.bytes(jsonColumn)
+            requestBody = s.isNull(jsonColumn + 1) ? nil : s.bytes(jsonColumn + 1)
+            responseBody = s.isNull(jsonColumn + 2) ? nil : s.bytes(jsonColumn + 2)
+        }
+
+        /// A version 2 row's bodies that the JSON says are stored are in their columns.
+        func decode(path: String) throws(SQLiteError) -> NetworkEntry {
+            do {
+                var e = try NetworkEntry(json: JSON.parse(bytes: json))
+                e.id = id
+                if let b = requestBody, e.requestBody.bytes != nil { e.requestBody.payload = .stored(b) }
+                if let b = responseBody, e.responseBody.bytes != nil { e.responseBody.payload = .stored(b) }
+                return e
+            } catch {
+                throw SQLiteError(path: path, operation: "reading entry \(id)", code: 0, message: "\(error)",
+                                  description: "network log \(path): entry \(id) is not a valid entry: \(error)")
+            }
         }
     }
 
@@ -332,7 +468,8 @@ public final class LogDatabase: @unchecked Sendable {
             while index >= buffer.count {
                 if done { return nil }
                 do throws(SQLiteError) {
-                    let (entries, next) = try db.page(filter: filter, after: after)
+                    // Pages of 1,024: each is decoded on every processor.
+                    let (entries, next) = try db.page(filter: filter, after: after, limit: 1024)
                     buffer = entries
                     index = 0
                     if let next { after = next } else { done = true }
@@ -374,7 +511,8 @@ public final class LogDatabase: @unchecked Sendable {
 
     /// A page's query: ?1 the keyset (the last id seen), ?2 the limit, ?3… the condition's.
     private static func pageSQL(_ condition: NetworkFilter.SQLCondition?, needFull: Bool, descending: Bool, fromTheEnd: Bool) -> String {
-        let columns = "id, started_at, method, url, status, state, duration, response_size, source, stubbed" + (needFull ? ", json" : "")
+        let columns = "id, started_at, method, url, status, state, duration, response_size, source, stubbed"
+            + (needFull ? ", json, request_body, response_body" : "")
         let keyset = fromTheEnd ? "?1 = ?1" : descending ? "id < ?1" : "id > ?1"
         return "SELECT \(columns) FROM entries WHERE \(keyset) AND (\(condition?.sql ?? "1")) ORDER BY id \(descending ? "DESC" : "ASC") LIMIT ?2"
     }
@@ -397,16 +535,10 @@ public final class LogDatabase: @unchecked Sendable {
         return c
     }
 
+    /// The entry of a row: its JSON at `jsonColumn`, the request and response
+    /// bodies' columns after it.
     private func decode(_ s: SQLiteStatement, jsonColumn: Int32 = 1) throws(SQLiteError) -> NetworkEntry {
-        let id = UInt64(s.int64(0))
-        do {
-            var e = try NetworkEntry(json: JSON.parse(bytes: s.bytes(jsonColumn)))
-            e.id = id
-            return e
-        } catch {
-            throw SQLiteError(path: path, operation: "reading entry \(id)", code: 0, message: "\(error)",
-                              description: "network log \(path): entry \(id) is not a valid entry: \(error)")
-        }
+        try RawRow(s, jsonColumn: jsonColumn).decode(path: path)
     }
 
     /// An entry from the columns alone (Detail.columns).

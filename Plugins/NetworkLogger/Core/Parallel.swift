@@ -14,15 +14,22 @@ enum Parallel {
     static func map<T: Sendable, R: Sendable>(_ items: [T], _ transform: @Sendable (T) -> R) -> [R] {
         let workers = min(ProcessInfoLite.processors, max(1, items.count / 64))
         guard workers > 1 else { return items.map(transform) }
+        // Several chunks per processor, taken as threads come free: a thread
+        // slowed by another (the log's writer, another process) leaves its
+        // share to the others instead of being waited for.
+        let chunks = min(workers * 8, max(workers, items.count / 32))
         let results = Mutex<[Int: [R]]>([:])
-        let chunk = (items.count + workers - 1) / workers
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
-            let range = (w * chunk)..<min(items.count, (w + 1) * chunk)
+        let chunk = (items.count + chunks - 1) / chunks
+        DispatchQueue.concurrentPerform(iterations: chunks) { w in
+            let range = min(items.count, w * chunk)..<min(items.count, (w + 1) * chunk)
             let part = items[range].map(transform)
             results.withLock { $0[w] = part }
         }
         let parts = results.withLock { $0 }
-        return (0..<workers).flatMap { parts[$0] ?? [] }
+        var all: [R] = []
+        all.reserveCapacity(items.count)
+        for w in 0..<chunks { all += parts[w] ?? [] }
+        return all
     }
 }
 

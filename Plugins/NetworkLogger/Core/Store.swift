@@ -101,6 +101,7 @@ public final class NetworkStore: @unchecked Sendable {
     /// The redactor in use now (`setRedactedNames` replaces it).
     public var redactor: Redactor { currentRedactor.withLock { $0 } }
     private let listeners = Mutex<[(UInt64, @Sendable (NetworkEntry) -> Void)]>([])
+    private let batchListeners = Mutex<[(UInt64, @Sendable ([NetworkEntry]) -> Void)]>([])
     private let listenerID = Atomic<UInt64>(1)
 
     public init(limits: LogLimits = LogLimits(), rules: [CaptureRule] = [], redactor: Redactor = Redactor()) {
@@ -225,11 +226,14 @@ public final class NetworkStore: @unchecked Sendable {
                 if kind == .ignore { return nil }
                 return self.redacted(raw, metadataOnly: kind == .metadataOnly, restoring: false)
             }
+            var added: [NetworkEntry] = []
+            added.reserveCapacity(prepared.count)
             for e in prepared {
                 guard let e else { continue }
-                _ = append(e)
-                stored += 1
+                added.append(appendQuietly(e))
             }
+            stored += added.count
+            announce(added)
             start = end
         }
         return stored
@@ -326,6 +330,13 @@ public final class NetworkStore: @unchecked Sendable {
     // MARK: the ring
 
     private func append(_ entry: NetworkEntry) -> UInt64 {
+        let stored = appendQuietly(entry)
+        announce(stored)
+        return stored.id
+    }
+
+    /// Appends without telling the listeners (the caller announces). Returns the entry as stored.
+    private func appendQuietly(_ entry: NetworkEntry) -> NetworkEntry {
         let budget = limits.bodyBudget
         var e = entry
         if e.recordedAt == 0 { e.recordedAt = WallClock.now() }
@@ -338,8 +349,7 @@ public final class NetworkStore: @unchecked Sendable {
             return (ring.slots[ring.slot(e.id)!]!, trim)
         }
         if trim { NetworkStore.returnFreedMemory() }
-        announce(stored)
-        return stored.id
+        return stored
     }
 
     /// Appends an entry whose id is already set (ids stay contiguous).
@@ -470,10 +480,30 @@ public final class NetworkStore: @unchecked Sendable {
         return id
     }
 
-    public func stopListening(_ id: UInt64) { listeners.withLock { $0.removeAll { $0.0 == id } } }
+    /// Called as `listen`'s listeners are, with the new or updated entries
+    /// in order: the entries `add(contentsOf:)` stores together come in one
+    /// call (the persisted log serialises them on every processor).
+    @discardableResult
+    public func listen(batches listener: @escaping @Sendable ([NetworkEntry]) -> Void) -> UInt64 {
+        let id = listenerID.add(1, ordering: .relaxed).oldValue
+        batchListeners.withLock { $0.append((id, listener)) }
+        return id
+    }
+
+    public func stopListening(_ id: UInt64) {
+        listeners.withLock { $0.removeAll { $0.0 == id } }
+        batchListeners.withLock { $0.removeAll { $0.0 == id } }
+    }
 
     private func announce(_ entry: NetworkEntry) {
         for (_, l) in listeners.withLock({ $0 }) { l(entry) }
+        for (_, l) in batchListeners.withLock({ $0 }) { l([entry]) }
+    }
+
+    private func announce(_ entries: [NetworkEntry]) {
+        guard !entries.isEmpty else { return }
+        for (_, l) in listeners.withLock({ $0 }) { for e in entries { l(e) } }
+        for (_, l) in batchListeners.withLock({ $0 }) { l(entries) }
     }
 }
 

@@ -145,10 +145,11 @@ final class LoggerState: @unchecked Sendable {
         store.listen { entry in
             host.emit(PINCER_NETWORK_ENTRY_EVENT, payload: JSON.object([("id", .uint(entry.id)), ("state", .string(entry.state.rawValue))]).serialized())
         }
-        store.listen { [weak self] entry in
-            guard entry.state != .pending, let self else { return }
-            self.persist(entry)
-        }
+        store.listen(batches: { [weak self] entries in
+            guard let self else { return }
+            let finished = entries.filter { $0.state != .pending }
+            if !finished.isEmpty { self.persist(finished) }
+        })
     }
 
     var current: LoggerConfig { config.withLock { $0 } }
@@ -250,14 +251,15 @@ final class LoggerState: @unchecked Sendable {
         }
     }
 
-    /// A finished entry into the persisted log's queue (written by the
+    /// Finished entries into the persisted log's queue (written by the
     /// timer within `flushInterval`, when a batch fills, or by `flush`).
-    private func persist(_ entry: NetworkEntry) {
+    private func persist(_ entries: [NetworkEntry]) {
         do {
             guard let db = try database() else { return }
-            if try db.enqueue(entry) { startTimer(db) }
+            if try db.enqueue(contentsOf: entries) { startTimer(db) }
         } catch {
-            host.log(.error, "cannot persist entry \(entry.id): \(error)")
+            let ids = entries.count == 1 ? "entry \(entries[0].id)" : "entries \(entries[0].id)–\(entries[entries.count - 1].id)"
+            host.log(.error, "cannot persist \(ids): \(error)")
         }
     }
 
