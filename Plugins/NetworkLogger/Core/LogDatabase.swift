@@ -368,15 +368,7 @@ public final class LogDatabase: @unchecked Sendable {
             defer { s.reset() }
             try s.bind(1, int64: Int64(clamping: after))
             try s.bind(2, int64: Int64(limit))
-            var index: Int32 = 3
-            for argument in condition?.arguments ?? [] {
-                switch argument {
-                case .text(let t): try s.bind(index, text: t)
-                case .int(let i): try s.bind(index, int64: i)
-                case .double(let d): try s.bind(index, double: d)
-                }
-                index += 1
-            }
+            try LogDatabase.bind(condition?.arguments ?? [], to: s, from: 3)
             // The rows' bytes are copied under the lock; their JSON is decoded after it, on every processor.
             var raws: [RawRow] = []
             var lights: [NetworkEntry] = []
@@ -494,15 +486,7 @@ public final class LogDatabase: @unchecked Sendable {
             defer { s.reset() }
             try s.bind(1, int64: 0)
             try s.bind(2, int64: 1)
-            var index: Int32 = 3
-            for argument in condition?.arguments ?? [] {
-                switch argument {
-                case .text(let t): try s.bind(index, text: t)
-                case .int(let i): try s.bind(index, int64: i)
-                case .double(let d): try s.bind(index, double: d)
-                }
-                index += 1
-            }
+            try LogDatabase.bind(condition?.arguments ?? [], to: s, from: 3)
             var plan: [String] = []
             while try s.step("explaining a query") { plan.append(s.text(3)) }
             return plan
@@ -537,6 +521,19 @@ public final class LogDatabase: @unchecked Sendable {
 
     /// The entry of a row: its JSON at `jsonColumn`, the request and response
     /// bodies' columns after it.
+    /// A filter's SQL arguments, bound from parameter `first` on.
+    private static func bind(_ arguments: [SQLArgument], to s: SQLiteStatement, from first: Int32) throws(SQLiteError) {
+        var index = first
+        for argument in arguments {
+            switch argument {
+            case .text(let t): try s.bind(index, text: t)
+            case .int(let i): try s.bind(index, int64: i)
+            case .double(let d): try s.bind(index, double: d)
+            }
+            index += 1
+        }
+    }
+
     private func decode(_ s: SQLiteStatement, jsonColumn: Int32 = 1) throws(SQLiteError) -> NetworkEntry {
         try RawRow(s, jsonColumn: jsonColumn).decode(path: path)
     }
