@@ -174,7 +174,7 @@ struct ValueSlot: Sendable {
 
 /// A decoded text file: its scalars (without the byte order mark), its
 /// encoding, and where each line starts.
-struct SourceText: Sendable {
+struct SourceText: Sendable, ScannedText {
     enum Encoding: Sendable { case utf8, utf16LE, utf16BE }
 
     let encoding: Encoding
@@ -375,28 +375,6 @@ struct SourceText: Sendable {
 
     subscript(i: Int) -> UInt32 { i < s.count ? s[i].value : 0 }
 
-    /// A C-style octal escape whose backslash is at `i`: up to three octal
-    /// digits before `end`, as .po and .strings files write them. Returns
-    /// the value and the escape's length, backslash included.
-    func octalEscape(at i: Int, end: Int) -> (value: UInt32, length: Int) {
-        var value: UInt32 = 0
-        var k = 1
-        while k <= 3 && i + k < end && self[i + k] >= 0x30 && self[i + k] <= 0x37 {
-            value = value * 8 + self[i + k] - 0x30
-            k += 1
-        }
-        return (value, k)
-    }
-
-    /// Whether the text at `i` starts with the ASCII `literal`.
-    func hasPrefix(_ literal: String, at i: Int) -> Bool {
-        var k = i
-        for b in literal.utf8 {
-            guard k < s.count, s[k].value == UInt32(b) else { return false }
-            k += 1
-        }
-        return true
-    }
 
     /// "'x'", "end of file" or "a newline", for messages.
     func describe(at i: Int) -> String {
@@ -484,6 +462,38 @@ struct SourceText: Sendable {
 }
 
 /// Characters for byte/scalar comparisons.
+/// A catalog's text as the readers scan it: scalars (SourceText) or UTF-8
+/// bytes (POText), each read as a UInt32 that is 0 past the end.
+protocol ScannedText {
+    var count: Int { get }
+    subscript(i: Int) -> UInt32 { get }
+}
+
+extension ScannedText {
+    /// A C-style octal escape whose backslash is at `i`: up to three octal
+    /// digits before `end`, as .po and .strings files write them. Returns
+    /// the value and the escape's length, backslash included.
+    func octalEscape(at i: Int, end: Int) -> (value: UInt32, length: Int) {
+        var value: UInt32 = 0
+        var k = 1
+        while k <= 3 && i + k < end && self[i + k] >= 0x30 && self[i + k] <= 0x37 {
+            value = value * 8 + self[i + k] - 0x30
+            k += 1
+        }
+        return (value, k)
+    }
+
+    /// Whether the text at `i` starts with the ASCII `literal`.
+    func hasPrefix(_ literal: String, at i: Int) -> Bool {
+        var k = i
+        for b in literal.utf8 {
+            guard k < count, self[k] == UInt32(b) else { return false }
+            k += 1
+        }
+        return true
+    }
+}
+
 enum Ch {
     static let tab: UInt32 = 0x09, lf: UInt32 = 0x0A, cr: UInt32 = 0x0D, space: UInt32 = 0x20
     static let quote: UInt32 = 0x22, hash: UInt32 = 0x23, amp: UInt32 = 0x26, apos: UInt32 = 0x27

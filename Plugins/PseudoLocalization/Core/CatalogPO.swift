@@ -14,7 +14,7 @@
 /// transcoded). Offsets are byte offsets into `bytes`; a UTF-8 byte order
 /// mark stays in front of `start`. Lines and columns are counted as
 /// `SourceText` counts them (columns in Unicode scalars).
-struct POText: Sendable {
+struct POText: Sendable, ScannedText {
     let bytes: [UInt8]
     /// Offset of the first byte after the byte order mark.
     let start: Int
@@ -153,26 +153,6 @@ struct POText: Sendable {
         bytes.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[r])) }
     }
 
-    /// A C-style octal escape whose backslash is at `i` (see `SourceText`).
-    func octalEscape(at i: Int, end: Int) -> (value: UInt32, length: Int) {
-        var value: UInt32 = 0
-        var k = 1
-        while k <= 3 && i + k < end && self[i + k] >= 0x30 && self[i + k] <= 0x37 {
-            value = value * 8 + self[i + k] - 0x30
-            k += 1
-        }
-        return (value, k)
-    }
-
-    /// Whether the text at `i` starts with the ASCII `literal`.
-    func hasPrefix(_ literal: String, at i: Int) -> Bool {
-        var k = i
-        for b in literal.utf8 {
-            guard k < bytes.count, bytes[k] == b else { return false }
-            k += 1
-        }
-        return true
-    }
 
     /// The character whose first byte is at `i` (U+FFFD if none starts there).
     func character(at i: Int) -> String {
