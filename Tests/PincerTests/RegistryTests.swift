@@ -217,6 +217,27 @@ final class RegistryTests: XCTestCase {
         XCTAssertEqual(logLines().filter { $0 == "sync synced" }.count, 2, "once per process")
     }
 
+    /// Eight processes starting cold at once each scan and write the cache
+    /// (temporary file, rename): every one answers in full, and the registry
+    /// left holds exactly one record per plugin.
+    func testConcurrentColdStartsLeaveOneWholeRegistry() throws {
+        for short in ["alpha", "beta", "gamma"] { try build(short) }
+        let results = try ConcurrentProcesses.run(Fixture.pincer, arguments: ["--no-builtin", "--plugin-path", plugins, "commands", "--json"],
+                                                  stateDir: state, extraEnvironment: ["PINCER_TEST_INIT_LOG": initLog],
+                                                  inputs: Array(repeating: "", count: 8))
+        for (i, r) in results.enumerated() {
+            XCTAssertEqual(r.status, 0, "process \(i): \(r.stderr)")
+            XCTAssertEqual(commandNames(r), ["alpha.hello", "beta.hello", "gamma.hello"], "process \(i)")
+        }
+        let records = registry()["plugins"] as? [[String: Any]] ?? []
+        XCTAssertEqual(records.compactMap { ($0["plugin"] as? [String: Any])?["short_name"] as? String }.sorted(), ["alpha", "beta", "gamma"])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.hasSuffix(".tmp") }, [])
+        // Warm from here on: nothing scans again.
+        let before = inits()
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello", "beta.hello", "gamma.hello"])
+        XCTAssertEqual(inits(), before)
+    }
+
     func testADamagedRegistryIsIgnoredAndRewritten() throws {
         try build("alpha")
         XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
