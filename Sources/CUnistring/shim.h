@@ -1,6 +1,7 @@
 /* <stdlib.h> first: libunistring's <unistring/stdint.h> #defines int32_t,
  * and a <stdlib.h> parsed after that clashes with Glibc's module. */
 #include <stdlib.h>
+#include <string.h> /* memchr, memcmp for the redactor's JSON splicer */
 #include <unistr.h>
 #include <uninorm.h>
 

@@ -177,8 +177,6 @@ private struct JSONParser {
     var openArrays: [[JSON]] = []
     var openObjects: [[(String, JSON)]] = []
     var pendingKeys: [String] = []
-    /// Reused for strings with escapes.
-    var scratch: [UInt8] = []
     /// False for `validate`: every check runs, but strings are not decoded
     /// into Strings and containers stay empty.
     var building = true
@@ -439,27 +437,25 @@ private struct JSONParser {
     mutating func parseString() throws(JSONSyntaxError) -> String {
         let quoteStart = index
         index += 1
-        var segmentStart = index
+        let segmentStart = index
         var escaped = false
-        scratch.removeAll(keepingCapacity: true)
         while true {
+            skipPlainASCII()
             guard index < bytes.count else {
                 let opening = error("", at: quoteStart)
                 throw error("unterminated string (opened at line \(opening.line), column \(opening.column)), found end of input", at: index)
             }
             let byte = bytes[index]
             if byte == ASCII.quote {
-                let segment = UnsafeBufferPointer(rebasing: bytes[segmentStart..<index])
+                let content = segmentStart..<index
                 index += 1
                 if !building { return "" }
-                if !escaped { return String(decoding: segment, as: UTF8.self) }
-                scratch.append(contentsOf: segment)
-                return String(decoding: scratch, as: UTF8.self)
+                if !escaped { return String(decoding: UnsafeBufferPointer(rebasing: bytes[content]), as: UTF8.self) }
+                return decodeEscaped(content)
             } else if byte == ASCII.backslash {
-                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[segmentStart..<index]))
+                // Checked here, decoded once the whole string is known good.
                 escaped = true
                 try parseEscape()
-                segmentStart = index
             } else if byte < 0x20 {
                 throw error("control characters must be escaped in a string, found \(describe(at: index))", at: index)
             } else if byte < 0x80 {
@@ -467,6 +463,83 @@ private struct JSONParser {
             } else {
                 try skipUTF8Sequence()
             }
+        }
+    }
+
+    /// The text of a string's content (between its quotes) that
+    /// `parseString` found valid and that has escapes: written straight into
+    /// the String's storage, which the decoded text never outgrows. Bodies
+    /// inside HAR strings are JSON with an escape every few bytes; decoding
+    /// while checking (through a scratch buffer) cost twice as much.
+    func decodeEscaped(_ content: Range<Int>) -> String {
+        String(unsafeUninitializedCapacity: content.count) { out in
+            let source = bytes.baseAddress!
+            let target = out.baseAddress!
+            var k = content.lowerBound, n = 0
+            while k < content.upperBound {
+                let byte = source[k]
+                if byte != ASCII.backslash {
+                    target[n] = byte
+                    n += 1
+                    k += 1
+                    continue
+                }
+                let escape = source[k + 1]
+                k += 2
+                switch escape {
+                case UInt8(ascii: "b"): target[n] = 0x08
+                case UInt8(ascii: "f"): target[n] = 0x0C
+                case UInt8(ascii: "n"): target[n] = ASCII.lf
+                case UInt8(ascii: "r"): target[n] = ASCII.cr
+                case UInt8(ascii: "t"): target[n] = ASCII.tab
+                case UInt8(ascii: "u"):
+                    var value = UInt32(hexValue(at: k))
+                    k += 4
+                    if value >= 0xD800 && value <= 0xDBFF {  // a high surrogate: its low one follows (checked)
+                        value = 0x10000 + ((value - 0xD800) << 10) + (UInt32(hexValue(at: k + 2)) - 0xDC00)
+                        k += 6
+                    }
+                    for unit in UTF8.encode(Unicode.Scalar(value)!)! {
+                        target[n] = unit
+                        n += 1
+                    }
+                    continue
+                default: target[n] = escape  // \" \\ \/
+                }
+                n += 1
+            }
+            return n
+        }
+    }
+
+    /// Four hex digits that `parseHex4` accepted.
+    func hexValue(at position: Int) -> UInt16 {
+        var value: UInt16 = 0
+        for k in position..<(position + 4) {
+            let byte = bytes[k]
+            let digit = byte <= ASCII.nine ? byte - ASCII.zero : (byte | 0x20) - UInt8(ascii: "a") + 10
+            value = value << 4 | UInt16(digit)
+        }
+        return value
+    }
+
+    /// Skips the bytes of a string that need no check (printable ASCII other
+    /// than the quote and the backslash) eight at a time: most of a HAR file
+    /// is inside strings, and a byte at a time was the parser's hot loop.
+    @inline(__always)
+    mutating func skipPlainASCII() {
+        guard let base = bytes.baseAddress else { return }
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quotes = ones &* UInt64(ASCII.quote), backslashes = ones &* UInt64(ASCII.backslash), spaces = ones &* 0x20
+        while bytes.count - index >= 8 {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            // The high bit of a byte of `special` is set where the byte is a
+            // quote or backslash (XOR gives zero), below 0x20, or not ASCII;
+            // a borrow may also flag a later byte, which only ends the run early.
+            let q = word ^ quotes, b = word ^ backslashes
+            let special = ((q &- ones) & ~q) | ((b &- ones) & ~b) | ((word &- spaces) & ~word) | word
+            if special & highs != 0 { return }
+            index += 8
         }
     }
 
@@ -523,7 +596,8 @@ private struct JSONParser {
         }
     }
 
-    /// Parses one escape sequence starting at its backslash into `scratch`.
+    /// Checks one escape sequence starting at its backslash and skips it
+    /// (`decodeEscaped` decodes it later).
     mutating func parseEscape() throws(JSONSyntaxError) {
         let escapeStart = index
         index += 1
@@ -533,17 +607,11 @@ private struct JSONParser {
         let byte = bytes[index]
         index += 1
         switch byte {
-        case ASCII.quote: scratch.append(ASCII.quote)
-        case ASCII.backslash: scratch.append(ASCII.backslash)
-        case ASCII.slash: scratch.append(ASCII.slash)
-        case UInt8(ascii: "b"): scratch.append(0x08)
-        case UInt8(ascii: "f"): scratch.append(0x0C)
-        case UInt8(ascii: "n"): scratch.append(ASCII.lf)
-        case UInt8(ascii: "r"): scratch.append(ASCII.cr)
-        case UInt8(ascii: "t"): scratch.append(ASCII.tab)
+        case ASCII.quote, ASCII.backslash, ASCII.slash, UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+             UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return
         case UInt8(ascii: "u"):
             let unit = try parseHex4()
-            var scalarValue = UInt32(unit)
             switch unit {
             case 0xD800...0xDBFF:
                 guard index + 1 < bytes.count, bytes[index] == ASCII.backslash, bytes[index + 1] == UInt8(ascii: "u") else {
@@ -555,15 +623,10 @@ private struct JSONParser {
                 guard (0xDC00...0xDFFF).contains(low) else {
                     throw error("high surrogate \\u\(hex4(unit)) is followed by \\u\(hex4(low)), not by a \\uDC00-\\uDFFF low surrogate", at: lowStart)
                 }
-                scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
             case 0xDC00...0xDFFF:
                 throw error("lone low surrogate \\u\(hex4(unit)) in a string: it must follow a \\uD800-\\uDBFF high surrogate", at: escapeStart)
             default:
                 break
-            }
-            // Not a surrogate (or a valid pair), so always a scalar.
-            if let scalar = Unicode.Scalar(scalarValue) {
-                scratch.append(contentsOf: UTF8.encode(scalar)!)
             }
         default:
             index -= 1

@@ -144,6 +144,24 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(try JSON.parse(#"{"k\"ey":"v\\al"}"#)["k\"ey"]?.stringValue, "v\\al")
     }
 
+    /// Strings with escapes are checked first and decoded afterwards, and
+    /// plain runs are skipped eight bytes at a time: random mixtures of every
+    /// escape, raw UTF-8 and plain runs of every length decode as Foundation's
+    /// JSONSerialization decodes them.
+    func testEscapedStringsDecodeAsFoundationDoes() throws {
+        let pieces = [#"\""#, #"\\"#, #"\/"#, #"\b"#, #"\f"#, #"\n"#, #"\r"#, #"\t"#, #"\u0041"#, #"\u00e9"#, #"\u4E2D"#, #"\u0000"#,
+                      #"\ud83d\ude00"#, #"\uDBFF\uDFFF"#, "é", "中", "😀", "a", "abcdefg", "abcdefghijklmnopq", " ", "{", "\u{7F}"]
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<3_000 {
+            var text = "\""
+            for _ in 0..<Int.random(in: 0...12, using: &random) { text += pieces.randomElement(using: &random)! }
+            text += "\""
+            let expected = try JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed) as? String
+            XCTAssertEqual(try JSON.parse(text).stringValue, expected, text)
+            XCTAssertEqual(try JSON.parse(bytes: Array(text.utf8)).stringValue, expected, text)
+        }
+    }
+
     func testSurrogatePairs() throws {
         XCTAssertEqual(try JSON.parse(#""\ud83d\ude00""#).stringValue, "😀")
         XCTAssertEqual(try JSON.parse(#""\uD83D\uDE00 and \uDBFF\uDFFF""#).stringValue, "😀 and \u{10FFFF}")

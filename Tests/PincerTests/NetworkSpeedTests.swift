@@ -95,6 +95,62 @@ final class NetworkSpeedTests: XCTestCase {
         XCTAssertFalse(redactor.isSensitiveField("Accept"))
     }
 
+    /// `textMayChange` is only a shortcut: wherever it says a text cannot
+    /// change, the full scan leaves the text as it is. Texts built from
+    /// every kind of piece the scan redacts (schemes and tokens, names and
+    /// separators, URLs, JWTs, high-entropy runs) and from prose, in many
+    /// combinations; both verdicts occur often.
+    func testTextShortcutNeverSkipsAChange() {
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"
+        let pieces = ["Bearer", "bearer", "token", "password", "api_key", "session", "lorem", "ipsum", "dolor", " ", " ", "\t", ",",
+                      "abcdefgh", "abcdefgH", "abcdefg1", "a1", "ABCDEFGHIJKLMNOP", "Zq3xY7wP2mK9vL4nR8tQ", "hunter42", jwt, "x.y.z",
+                      "u1@example.com", "=", ":", "\"", "'", "https", "//h/p", "v1.2.3", "~/+", "[REDACTED]", "é", "-"]
+        let redactor = Redactor()
+        var random = SystemRandomNumberGenerator()
+        var skipped = 0, scanned = 0
+        for _ in 0..<20_000 {
+            var text = ""
+            for _ in 0..<Int.random(in: 1...7, using: &random) { text += pieces.randomElement(using: &random)! }
+            let bytes = Array(text.utf8)
+            var out = RedactionOutput(capacity: bytes.count)
+            redactor.scanText(bytes[...], into: &out, depth: 0)
+            if Redactor.textMayChange(bytes[...]) {
+                scanned += 1
+            } else {
+                skipped += 1
+                XCTAssertFalse(out.changed, "the shortcut skips \(text.debugDescription), which the scan changes")
+                XCTAssertEqual(out.bytes, bytes, text.debugDescription)
+            }
+        }
+        XCTAssertGreaterThan(skipped, 1000)
+        XCTAssertGreaterThan(scanned, 1000)
+    }
+
+    /// The splicer compares plain ASCII keys as bytes and every other key
+    /// as a String: duplicates are found across the two (U+212A KELVIN SIGN
+    /// is canonically "K"; an escaped key equals its plain spelling), past
+    /// the number of keys compared as bytes, and only within one object.
+    func testDuplicateKeysAcrossSpellingsAndManyKeys() {
+        let redactor = Redactor()
+        func reason(_ body: String) -> String? {
+            if case .withheld(let why) = redactor.body(Array(body.utf8), contentType: "application/json") { return why }
+            return nil
+        }
+        XCTAssertEqual(reason("{\"K\":1,\"\u{212A}\":2}"), "duplicate key \"\u{212A}\" in a JSON object at depth 1")
+        XCTAssertEqual(reason("{\"\u{212A}\":1,\"K\":2}"), "duplicate key \"K\" in a JSON object at depth 1")
+        XCTAssertEqual(reason(#"{"a":1,"b":2,"\u0061":3}"#), "duplicate key \"a\" in a JSON object at depth 1")
+        var many = (0..<20).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
+        XCTAssertNil(reason("{" + many + "}"))
+        XCTAssertEqual(reason("{" + many + ",\"k3\":0}"), "duplicate key \"k3\" in a JSON object at depth 1")
+        XCTAssertEqual(reason("{" + many + ",\"k1\\u0039\":0}"), "duplicate key \"k19\" in a JSON object at depth 1")
+        many = (0..<11).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
+        XCTAssertEqual(reason("{" + many + ",\"k0\":0}"), "duplicate key \"k0\" in a JSON object at depth 1")
+        // The same keys in a parent and its children, and in siblings, are not duplicates.
+        let nested = #"{"id":1,"a":{"id":2,"a":{"id":3}},"b":[{"id":4,"a":5},{"id":6,"a":7}],"token":{"id":8}}"#
+        guard case .stored(let out) = redactor.body(Array(nested.utf8), contentType: "application/json") else { return XCTFail("withheld") }
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), #"{"id":1,"a":{"id":2,"a":{"id":3}},"b":[{"id":4,"a":5},{"id":6,"a":7}],"token":"[REDACTED]"}"#)
+    }
+
     // MARK: JSON.validate
 
     func testValidateAgreesWithParse() {
@@ -106,11 +162,22 @@ final class NetworkSpeedTests: XCTestCase {
         var inputs = samples.map { Array($0.utf8) }
         inputs.append([0x22, 0xC3, 0x28, 0x22]) // invalid UTF-8 in a string
         inputs.append([0x22, 0xED, 0xA0, 0x80, 0x22]) // an encoded surrogate
+        // Each kind of byte the eight-at-a-time string scan must stop at, at
+        // every position of a word and across word boundaries.
+        for special: [UInt8] in [[0x22], [0x5C, 0x6E], [0x5C, 0x22], [0x5C, 0x78], [0x01], [0x1F], [0x7F], [0xC3, 0xA9], [0xC3], [0xFF], [0xE2, 0x82]] {
+            for position in 0..<19 {
+                inputs.append([0x22] + Array(repeating: 0x61, count: position) + special + Array(repeating: 0x62, count: 9) + [0x22])
+            }
+        }
         for bytes in inputs {
             let parsed = Result { () throws(JSONSyntaxError) -> JSON in try JSON.parse(bytes: bytes) }
             let validated = Result { () throws(JSONSyntaxError) in try bytes.withUnsafeBufferPointer { b throws(JSONSyntaxError) in try JSON.validate(bytes: b) } }
             switch (parsed, validated) {
-            case (.success, .success): break
+            case (.success(let value), .success):
+                // What the scan skipped is in the string, byte for byte.
+                if bytes.first == 0x22, let text = value.stringValue, !bytes.contains(0x5C) {
+                    XCTAssertEqual(Array(text.utf8), Array(bytes.dropFirst().dropLast()))
+                }
             case (.failure(let a), .failure(let b)): XCTAssertEqual(a, b, String(decoding: bytes.prefix(40), as: UTF8.self))
             default: XCTFail("parse and validate disagree on \(String(decoding: bytes.prefix(40), as: UTF8.self))")
             }

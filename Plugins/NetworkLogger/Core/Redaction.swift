@@ -154,7 +154,8 @@
 internal import CUnistring
 import PincerJSON
 import Synchronization
-// `free` comes from CUnistring (its shim.h includes <stdlib.h>); do not import
+// `free`, `memchr` and `memcmp` come from CUnistring (its shim.h includes
+// <stdlib.h> and <string.h>); do not import
 // Glibc in this file as well, or clang sees stdlib.h from two modules.
 
 public struct Redactor: Sendable {
@@ -204,6 +205,11 @@ public struct Redactor: Sendable {
     func isSensitiveKey(_ key: String) -> Bool {
         var key = key
         return key.withUTF8 { judged(.jsonKey, $0).sensitive }
+    }
+
+    /// `isSensitive` of a JSON key given as its UTF-8 bytes (cached).
+    func isSensitiveKey(utf8 key: UnsafeBufferPointer<UInt8>) -> Bool {
+        judged(.jsonKey, key).sensitive
     }
 
     /// `isSensitive` of a word in text (cached).
@@ -347,11 +353,13 @@ public struct Redactor: Sendable {
     /// messages, status texts, notes, reasons, server addresses. See "Text"
     /// at the top of the file.
     public func text(_ text: String) -> String {
+        var text = text
+        // Most texts cannot change: tell so from the String's own bytes.
+        guard text.withUTF8({ Redactor.textMayChange($0) }) else { return text }
         let b = Array(text.utf8)
-        guard !b.isEmpty else { return text }
         var out = RedactionOutput(capacity: b.count)
         redactText(b[...], into: &out, depth: 0)
-        return out.bytes.elementsEqual(b) ? text : String(decoding: out.bytes, as: UTF8.self)
+        return out.changed ? String(decoding: out.bytes, as: UTF8.self) : text
     }
 
     /// Text scanning (see "Text" at the top of the file): embedded URLs,
@@ -359,6 +367,12 @@ public struct Redactor: Sendable {
     /// long high-entropy tokens after them, JWT signatures.
     func redactText(_ b: ArraySlice<UInt8>, into out: inout RedactionOutput, depth: Int) {
         guard Redactor.textMayChange(b) else { out.copy(b); return }
+        scanText(b, into: &out, depth: depth)
+    }
+
+    /// `redactText` without the `textMayChange` shortcut (the tests check
+    /// the shortcut against it).
+    func scanText(_ b: ArraySlice<UInt8>, into out: inout RedactionOutput, depth: Int) {
         var i = b.startIndex
         var copied = b.startIndex
         func flush(to k: Int, _ out: inout RedactionOutput) {
@@ -426,22 +440,36 @@ public struct Redactor: Sendable {
     }
 
     /// False when `redactText` certainly copies `b` unchanged, so most JSON
-    /// string values are not scanned word by word: every change it makes
-    /// needs a URL's `:`, a name's `=` or `:`, a space or tab (a scheme and
-    /// its token, a name and a high-entropy token), a quote closing a name,
-    /// or a word with two dots (a JWT).
+    /// string values and header values are not scanned word by word. Every
+    /// change it makes needs a URL's `:`, a name's `=` or `:`, a quote
+    /// closing a name, or a credential-shaped run of token68 bytes of 8 or
+    /// more (the token after a scheme, 8+; a high-entropy token after a
+    /// name, 16+; a JWT, whose dots make it credential-shaped and whose
+    /// header alone is 12+). Prose (`lorem ipsum dolor`) has none of these.
     static func textMayChange(_ b: ArraySlice<UInt8>) -> Bool {
-        var dots = 0
-        for c in b {
+        b.withUnsafeBufferPointer { textMayChange($0) }
+    }
+
+    static func textMayChange(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        var runStart = 0
+        var shaped = false  // the run so far has a digit, a capital after its first byte, or a symbol
+        var i = 0
+        while i < b.count {
+            let c = b[i]
             switch c {
-            case UInt8(ascii: ":"), UInt8(ascii: "="), 0x20, 0x09, UInt8(ascii: "\""), UInt8(ascii: "'"): return true
-            case UInt8(ascii: "."):
-                dots += 1
-                if dots >= 2 { return true }
+            case UInt8(ascii: ":"), UInt8(ascii: "="), UInt8(ascii: "\""), UInt8(ascii: "'"): return true
             default: break
             }
+            if rdIsToken68Byte(c) {
+                if !shaped, !rdIsAlpha(c) || (i > runStart && c <= UInt8(ascii: "Z")) { shaped = true }
+            } else {
+                if shaped && i - runStart >= 8 { return true }
+                runStart = i + 1
+                shaped = false
+            }
+            i += 1
         }
-        return false
+        return shaped && b.count - runStart >= 8
     }
 
     /// The range of the value to redact after `word` when `word` is a
@@ -857,9 +885,8 @@ public struct Redactor: Sendable {
             }
             return .withheld(reason: "invalid JSON (line \(error.line), column \(error.column))")
         }
-        var scanner = RedactionJSONSplicer(bytes: bytes, redactor: self)
         do {
-            return .stored(try scanner.run())
+            return .stored(try RedactionJSONSplicer.splice(bytes, redactor: self))
         } catch {
             switch error {
             case .tooDeep:
@@ -884,64 +911,106 @@ private enum RedactionJSONFailure: Error {
 }
 
 /// Walks JSON that `JSON.validate` already accepted, checking depth and
-/// duplicate keys and recording byte ranges to replace.
+/// duplicate keys and splicing the marker over sensitive values. It reads
+/// through a pointer and judges plain ASCII keys from their bytes (no String
+/// per key, each distinct key judged once per body): it was a quarter of a
+/// HAR import.
 private struct RedactionJSONSplicer {
+    /// The body (for the slices text redaction reads) and the same bytes
+    /// through a pointer, valid during `splice`.
     let b: [UInt8]
+    let p: UnsafeBufferPointer<UInt8>
     let redactor: Redactor
     var i = 0
     var out: [UInt8] = []
     var copied = 0
+    /// Reused for every string value.
+    var text = RedactionOutput(capacity: 0)
+    /// The plain ASCII keys of the objects being read, innermost last (each
+    /// object owns the ranges from where it started).
+    var openKeys: [Range<Int>] = []
+    /// Verdicts for this body's distinct plain ASCII keys (first occurrence).
+    var verdicts: [(key: Range<Int>, sensitive: Bool)] = []
+    static let verdictLimit = 32
 
-    init(bytes: [UInt8], redactor: Redactor) {
-        self.b = bytes
+    static func splice(_ bytes: [UInt8], redactor: Redactor) throws(RedactionJSONFailure) -> [UInt8] {
+        let result = bytes.withUnsafeBufferPointer { p in
+            var splicer = RedactionJSONSplicer(b: bytes, p: p, redactor: redactor)
+            return Result { () throws(RedactionJSONFailure) -> [UInt8] in try splicer.run() }
+        }
+        return try result.get()
+    }
+
+    private init(b: [UInt8], p: UnsafeBufferPointer<UInt8>, redactor: Redactor) {
+        self.b = b
+        self.p = p
         self.redactor = redactor
-        out.reserveCapacity(bytes.count)
     }
 
     mutating func run() throws(RedactionJSONFailure) -> [UInt8] {
-        if b.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        if p.count >= 3, p[0] == 0xEF, p[1] == 0xBB, p[2] == 0xBF { i = 3 }
         skipWhitespace()
         try value(depth: 0, redacting: false)
-        out.append(contentsOf: b[copied...])
+        guard copied > 0 else { return b }  // nothing replaced: the input as it is
+        out.append(contentsOf: p[copied...])
         return out
     }
 
     mutating func replace(_ range: Range<Int>, with bytes: [UInt8]) {
-        out.append(contentsOf: b[copied..<range.lowerBound])
+        if out.isEmpty { out.reserveCapacity(p.count) }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<range.lowerBound]))
         out.append(contentsOf: bytes)
         copied = range.upperBound
     }
 
     mutating func skipWhitespace() {
-        while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
+        while i < p.count, p[i] == 0x20 || p[i] == 0x09 || p[i] == 0x0A || p[i] == 0x0D { i += 1 }
     }
 
     /// `depth` counts the arrays and objects around this value.
     /// `redacting`: an enclosing value is being replaced as a whole.
     mutating func value(depth: Int, redacting: Bool) throws(RedactionJSONFailure) {
-        switch b[i] {
+        switch p[i] {
         case UInt8(ascii: "{"):
             let inner = depth + 1
             guard inner <= Redactor.maxJSONDepth else { throw .tooDeep }
             i += 1
             skipWhitespace()
-            if b[i] == UInt8(ascii: "}") { i += 1; return }
-            var seen = KeysSeen()
+            if p[i] == UInt8(ascii: "}") { i += 1; return }
+            let frame = openKeys.count
+            defer { openKeys.removeSubrange(frame...) }
+            // Every key as a String, once one is not plain ASCII (canonical
+            // equivalence: U+212A KELVIN SIGN equals "K") or there are many.
+            var strings: Set<String>?
             while true {
                 skipWhitespace()
                 let keyStart = i
-                skipString()
-                let key = decodeString(keyStart..<i)
-                if !seen.insert(key) { throw .duplicateKey(key, depth: inner) }
+                let escaped = skipString()
+                let key = (keyStart + 1)..<(i - 1)
+                let sensitive: Bool
+                if !escaped, isPlainASCII(key) {
+                    if strings == nil, openKeys.count - frame < KeysSeen.listLimit {
+                        for seen in openKeys[frame...] where sameBytes(seen, key) { throw .duplicateKey(decodeString(keyStart..<i), depth: inner) }
+                        openKeys.append(key)
+                    } else {
+                        if strings == nil { strings = Set(openKeys[frame...].map(decodeRange)) }
+                        if strings!.insert(decodeRange(key)).inserted == false { throw .duplicateKey(decodeRange(key), depth: inner) }
+                    }
+                    sensitive = !redacting && isSensitiveKey(key)
+                } else {
+                    let text = decodeString(keyStart..<i)
+                    if strings == nil { strings = Set(openKeys[frame...].map(decodeRange)) }
+                    if strings!.insert(text).inserted == false { throw .duplicateKey(text, depth: inner) }
+                    sensitive = !redacting && redactor.isSensitiveKey(text)
+                }
                 skipWhitespace()
                 i += 1  // ':'
                 skipWhitespace()
                 let valueStart = i
-                let sensitive = !redacting && redactor.isSensitiveKey(key)
                 try value(depth: inner, redacting: redacting || sensitive)
                 if sensitive { replace(valueStart..<i, with: Redactor.quotedMarkerBytes) }
                 skipWhitespace()
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if p[i] == UInt8(ascii: ",") { i += 1; continue }
                 i += 1  // '}'
                 return
             }
@@ -950,22 +1019,22 @@ private struct RedactionJSONSplicer {
             guard inner <= Redactor.maxJSONDepth else { throw .tooDeep }
             i += 1
             skipWhitespace()
-            if b[i] == UInt8(ascii: "]") { i += 1; return }
+            if p[i] == UInt8(ascii: "]") { i += 1; return }
             while true {
                 skipWhitespace()
                 try value(depth: inner, redacting: redacting)
                 skipWhitespace()
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if p[i] == UInt8(ascii: ",") { i += 1; continue }
                 i += 1  // ']'
                 return
             }
         case UInt8(ascii: "\""):
             let start = i
-            skipString()
-            if !redacting { redactString(in: start..<i) }
+            let escaped = skipString()
+            if !redacting { redactString(in: start..<i, escaped: escaped) }
         default:
-            while i < b.count {
-                switch b[i] {
+            while i < p.count {
+                switch p[i] {
                 case UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x20, 0x09, 0x0A, 0x0D: return
                 default: i += 1
                 }
@@ -973,62 +1042,82 @@ private struct RedactionJSONSplicer {
         }
     }
 
-    /// From an opening quote to just past the closing one.
-    mutating func skipString() {
-        i += 1
-        while b[i] != UInt8(ascii: "\"") {
-            i += b[i] == UInt8(ascii: "\\") ? 2 : 1
+    /// From an opening quote to just past the closing one (the first quote
+    /// after an even run of backslashes), found with memchr. True when the
+    /// string has an escape.
+    mutating func skipString() -> Bool {
+        let base = p.baseAddress!
+        let start = i + 1
+        var from = start
+        while true {
+            let hit = memchr(base + from, 0x22, p.count - from)!
+            let quote = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            var k = quote - 1
+            while k >= start && p[k] == 0x5C { k -= 1 }
+            if (quote - 1 - k) % 2 == 0 {
+                i = quote + 1
+                return memchr(base + start, 0x5C, quote - start) != nil
+            }
+            from = quote + 1
         }
-        i += 1
+    }
+
+    func isPlainASCII(_ r: Range<Int>) -> Bool {
+        for k in r where p[k] >= 0x80 { return false }
+        return true
+    }
+
+    func sameBytes(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        a.count == b.count && memcmp(p.baseAddress! + a.lowerBound, p.baseAddress! + b.lowerBound, a.count) == 0
+    }
+
+    /// `isSensitive` of a plain ASCII key, judged once per body.
+    mutating func isSensitiveKey(_ key: Range<Int>) -> Bool {
+        for v in verdicts where sameBytes(v.key, key) { return v.sensitive }
+        let sensitive = redactor.isSensitiveKey(utf8: UnsafeBufferPointer(rebasing: p[key]))
+        if verdicts.count < RedactionJSONSplicer.verdictLimit { verdicts.append((key, sensitive)) }
+        return sensitive
+    }
+
+    /// The bytes at `range` (no escapes) as a String.
+    func decodeRange(_ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
     }
 
     /// The text of the string token at `range` (quotes included).
     func decodeString(_ range: Range<Int>) -> String {
-        let inner = b[(range.lowerBound + 1)..<(range.upperBound - 1)]
-        if !inner.contains(UInt8(ascii: "\\")) { return String(decoding: inner, as: UTF8.self) }
-        if let s = try? JSON.parse(bytes: b[range]).stringValue { return s }
-        return String(decoding: inner, as: UTF8.self)
+        let inner = (range.lowerBound + 1)..<(range.upperBound - 1)
+        if memchr(p.baseAddress! + inner.lowerBound, 0x5C, inner.count) == nil { return decodeRange(inner) }
+        if let s = try? JSON.parse(bytes: UnsafeBufferPointer(rebasing: p[range])).stringValue { return s }
+        return decodeRange(inner)
     }
 
     /// A string value that is not redacted by its key: scanned as text
     /// (tokens by shape, URLs, JWT signatures). Unchanged strings keep their
     /// escapes; changed ones with escapes are re-quoted.
-    mutating func redactString(in range: Range<Int>) {
-        let inner = b[(range.lowerBound + 1)..<(range.upperBound - 1)]
-        if !inner.contains(UInt8(ascii: "\\")) {
-            guard Redactor.textMayChange(inner) else { return }
-            var out = RedactionOutput(capacity: inner.count)
-            redactor.redactText(inner, into: &out, depth: 0)
-            if !out.bytes.elementsEqual(inner) {
-                replace(inner.startIndex..<inner.endIndex, with: out.bytes)
-            }
+    mutating func redactString(in range: Range<Int>, escaped: Bool) {
+        let inner = (range.lowerBound + 1)..<(range.upperBound - 1)
+        if !escaped {
+            guard Redactor.textMayChange(UnsafeBufferPointer(rebasing: p[inner])) else { return }
+            text.reset()
+            redactor.redactText(b[inner], into: &text, depth: 0)
+            if text.changed { replace(inner, with: text.bytes) }
         } else {
-            let text = Array(decodeString(range).utf8)
-            var out = RedactionOutput(capacity: text.count)
-            redactor.redactText(text[...], into: &out, depth: 0)
-            if out.bytes != text {
-                replace(range, with: Array(JSON.quote(String(decoding: out.bytes, as: UTF8.self)).utf8))
+            let decoded = Array(decodeString(range).utf8)
+            guard Redactor.textMayChange(decoded[...]) else { return }
+            text.reset()
+            redactor.redactText(decoded[...], into: &text, depth: 0)
+            if text.changed {
+                replace(range, with: Array(JSON.quote(String(decoding: text.bytes, as: UTF8.self)).utf8))
             }
         }
     }
 }
 
-/// The keys of one JSON object so far, compared as Swift Strings (so
-/// canonically equivalent keys are duplicates). Most objects have a few
-/// keys: a list compared in turn costs less than hashing each key.
-private struct KeysSeen {
-    private var few: [String] = []
-    private var many: Set<String>?
+/// How many keys of one object are compared byte by byte before they go
+/// into a Set.
+private enum KeysSeen {
     static let listLimit = 12
-
-    /// False when `key` was seen before.
-    mutating func insert(_ key: String) -> Bool {
-        if many != nil { return many!.insert(key).inserted }
-        if few.contains(key) { return false }
-        few.append(key)
-        if few.count > KeysSeen.listLimit { many = Set(few); few = [] }
-        return true
-    }
 }
 
 // MARK: - Output
@@ -1045,8 +1134,18 @@ struct RedactionOutput {
     }
     var bytes: [UInt8] = []
     var pieces: [Piece] = []
+    /// Something was inserted: the bytes differ from the input (a copy
+    /// alone reproduces it).
+    private(set) var changed = false
 
     init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    /// Empty again, keeping the storage (one output serves many strings).
+    mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        pieces.removeAll(keepingCapacity: true)
+        changed = false
+    }
 
     /// `s` must be a slice of the input (its indices are the input's).
     mutating func copy(_ s: ArraySlice<UInt8>) {
@@ -1062,6 +1161,7 @@ struct RedactionOutput {
     mutating func insert(_ b: [UInt8]) {
         bytes.append(contentsOf: b)
         pieces.append(.insert(b))
+        changed = true
     }
 }
 
