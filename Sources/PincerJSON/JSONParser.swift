@@ -164,6 +164,17 @@ private enum ASCII {
     static let upperE: UInt8 = 0x45, lowerE: UInt8 = 0x65
 }
 
+/// `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`: the escapes of two bytes.
+@inline(__always)
+private func isOneByteEscape(_ byte: UInt8) -> Bool {
+    switch byte {
+    case ASCII.quote, ASCII.backslash, ASCII.slash, UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+        return true
+    default:
+        return false
+    }
+}
+
 /// Where a value is expected; picks the wording of "expected a value" errors.
 private enum ValueContext {
     case topLevel, arrayStart, afterArrayComma, afterColon
@@ -174,8 +185,13 @@ private struct JSONParser {
     var index = 0
     /// One entry per open container: true for an object, false for an array.
     var openIsObject: [Bool] = []
-    var openArrays: [[JSON]] = []
-    var openObjects: [[(String, JSON)]] = []
+    /// The elements and members read so far of every open array and object,
+    /// innermost last, and where each open container's own begin: a closed
+    /// container takes its part as one array of exactly its size (growing an
+    /// array per container, member by member, was a third of parsing).
+    var elements: [JSON] = []
+    var members: [(String, JSON)] = []
+    var openStarts: [Int] = []
     var pendingKeys: [String] = []
     /// False for `validate`: every check runs, but strings are not decoded
     /// into Strings and containers stay empty.
@@ -207,7 +223,7 @@ private struct JSONParser {
                     value = .array([])
                 } else {
                     openIsObject.append(false)
-                    openArrays.append([])
+                    openStarts.append(elements.count)
                     context = .arrayStart
                     continue parsing
                 }
@@ -221,7 +237,7 @@ private struct JSONParser {
                 } else {
                     let key = try parseKey(after: "expected a string key or '}' in an object")
                     openIsObject.append(true)
-                    openObjects.append([])
+                    openStarts.append(members.count)
                     pendingKeys.append(key)
                     context = .afterColon
                     continue parsing
@@ -237,7 +253,7 @@ private struct JSONParser {
                 let next: UInt8? = index < bytes.count ? bytes[index] : nil
                 if isObject {
                     let key = pendingKeys.removeLast()
-                    if building { openObjects[openObjects.count - 1].append((key, value)) }
+                    if building { members.append((key, value)) }
                     if next == ASCII.comma {
                         index += 1
                         skipWhitespace()
@@ -247,12 +263,14 @@ private struct JSONParser {
                     } else if next == ASCII.closeBrace {
                         index += 1
                         openIsObject.removeLast()
-                        value = .object(openObjects.removeLast())
+                        let start = openStarts.removeLast()
+                        value = .object(Array(members[start...]))
+                        members.removeSubrange(start...)
                     } else {
                         throw unexpected("expected ',' or '}' after an object member")
                     }
                 } else {
-                    if building { openArrays[openArrays.count - 1].append(value) }
+                    if building { elements.append(value) }
                     if next == ASCII.comma {
                         index += 1
                         skipWhitespace()
@@ -261,7 +279,9 @@ private struct JSONParser {
                     } else if next == ASCII.closeBracket {
                         index += 1
                         openIsObject.removeLast()
-                        value = .array(openArrays.removeLast())
+                        let start = openStarts.removeLast()
+                        value = .array(Array(elements[start...]))
+                        elements.removeSubrange(start...)
                     } else {
                         throw unexpected("expected ',' or ']' after an array element")
                     }
@@ -455,7 +475,11 @@ private struct JSONParser {
             } else if byte == ASCII.backslash {
                 // Checked here, decoded once the whole string is known good.
                 escaped = true
-                try parseEscape()
+                if index + 1 < bytes.count, isOneByteEscape(bytes[index + 1]) {
+                    index += 2  // the common case (`\"` in a body held as a string), without a call
+                } else {
+                    try parseEscape()
+                }
             } else if byte < 0x20 {
                 throw error("control characters must be escaped in a string, found \(describe(at: index))", at: index)
             } else if byte < 0x80 {
@@ -476,7 +500,23 @@ private struct JSONParser {
             let source = bytes.baseAddress!
             let target = out.baseAddress!
             var k = content.lowerBound, n = 0
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            let backslashes = ones &* UInt64(ASCII.backslash)
             while k < content.upperBound {
+                // Eight bytes at a time up to the next backslash (as in
+                // `skipPlainASCII`). The decoded text is never longer than
+                // what it came from, so n + 8 stays inside the storage.
+                while content.upperBound - k >= 8 {
+                    let word = UnsafeRawPointer(source + k).loadUnaligned(as: UInt64.self)
+                    UnsafeMutableRawPointer(target + n).storeBytes(of: word, as: UInt64.self)
+                    let b = UInt64(littleEndian: word) ^ backslashes
+                    let found = (b &- ones) & ~b & highs
+                    let plain = found == 0 ? 8 : found.trailingZeroBitCount >> 3
+                    k += plain
+                    n += plain
+                    if plain < 8 { break }
+                }
+                guard k < content.upperBound else { break }
                 let byte = source[k]
                 if byte != ASCII.backslash {
                     target[n] = byte
@@ -532,13 +572,18 @@ private struct JSONParser {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let quotes = ones &* UInt64(ASCII.quote), backslashes = ones &* UInt64(ASCII.backslash), spaces = ones &* 0x20
         while bytes.count - index >= 8 {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            // Byte k of the input is byte k of the value, counted from the least significant.
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
             // The high bit of a byte of `special` is set where the byte is a
-            // quote or backslash (XOR gives zero), below 0x20, or not ASCII;
-            // a borrow may also flag a later byte, which only ends the run early.
+            // quote or backslash (XOR gives zero), below 0x20, or not ASCII.
+            // A borrow can flag a byte only above (after) a true one, so the
+            // lowest flagged byte is the first that needs a look: go there.
             let q = word ^ quotes, b = word ^ backslashes
-            let special = ((q &- ones) & ~q) | ((b &- ones) & ~b) | ((word &- spaces) & ~word) | word
-            if special & highs != 0 { return }
+            let special = (((q &- ones) & ~q) | ((b &- ones) & ~b) | ((word &- spaces) & ~word) | word) & highs
+            if special != 0 {
+                index += special.trailingZeroBitCount >> 3
+                return
+            }
             index += 8
         }
     }

@@ -93,6 +93,21 @@ final class NetworkSpeedTests: XCTestCase {
         for i in 0..<(NameVerdicts.maximumEntries * 2 + 7) { _ = redactor.isSensitiveField("header-\(i)") }
         XCTAssertTrue(redactor.isSensitiveField("X-Api-Key"))
         XCTAssertFalse(redactor.isSensitiveField("Accept"))
+        // Header values: past the memo's bound (it starts again), over its key
+        // length, as text and as URLs, each header still comes out as the
+        // redactor without memos makes it, first time and again.
+        let fresh = Redactor(extraNames: [], cachingVerdicts: false)
+        let long = String(repeating: "v", count: HeaderValues.maximumValueBytes) + " password=hunter2"
+        var headers: [Header] = []
+        for i in 0..<(HeaderValues.maximumEntries + 300) {
+            headers.append(Header("X-Note", "value \(i) token=t\(i)"))
+            if i % 97 == 0 { headers += [Header("Referer", "https://h/p?token=\(i)"), Header("X-Long", long), Header("Accept", "text/html")] }
+        }
+        for _ in 0..<2 {
+            let memoized = redactor.headers(headers)
+            XCTAssertEqual(memoized, fresh.headers(headers))
+            XCTAssertFalse(memoized.contains { $0.value.contains("hunter2") || $0.value.contains("token=t") })
+        }
     }
 
     /// `textMayChange` is only a shortcut: wherever it says a text cannot

@@ -166,7 +166,9 @@ public struct Redactor: Sendable {
     /// Verdicts already reached for names seen before (nil: every name is
     /// judged afresh; the tests compare both). The verdict depends only on the
     /// name's bytes and on `extraNames`, which never change for a Redactor.
-    private let verdicts: NameVerdicts?
+    private let verdicts: RedactionMemo<NameVerdicts.Verdict>?
+    /// Ordinary header values already redacted (nil alongside `verdicts`).
+    private let headerValues: RedactionMemo<String>?
 
     /// `extraNames` are added to the defaults (normalised the same way).
     /// They are exact names (not fragments) and beat the allowlist.
@@ -176,7 +178,8 @@ public struct Redactor: Sendable {
 
     init(extraNames: [String], cachingVerdicts: Bool) {
         self.extraNames = Set(extraNames.map(Redactor.normalize).filter { !$0.isEmpty })
-        verdicts = cachingVerdicts ? NameVerdicts() : nil
+        verdicts = cachingVerdicts ? NameVerdicts.memo() : nil
+        headerValues = cachingVerdicts ? HeaderValues.memo() : nil
     }
 
     /// The normalised name and the verdict of `rule` for `name`'s bytes,
@@ -195,26 +198,32 @@ public struct Redactor: Sendable {
             }
         }
         guard let verdicts else { return judge() }
-        if let known = verdicts.lookup(rule, name) { return known }
+        if let known = verdicts.lookup(rule.rawValue, name, { ($0.normalized, $0.sensitive) }) { return known }
         let verdict = judge()
-        verdicts.store(rule, name, verdict)
+        verdicts.store(rule.rawValue, name, NameVerdicts.Verdict(normalized: verdict.normalized, sensitive: verdict.sensitive))
         return verdict
     }
 
     /// `isSensitive` of a JSON key (cached).
     func isSensitiveKey(_ key: String) -> Bool {
         var key = key
-        return key.withUTF8 { judged(.jsonKey, $0).sensitive }
+        return key.withUTF8 { sensitive(.jsonKey, $0) }
+    }
+
+    /// The verdict of `rule` for `name`'s bytes alone (cached).
+    private func sensitive(_ rule: NameVerdicts.Rule, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        if let known = verdicts?.lookup(rule.rawValue, name, { $0.sensitive }) { return known }
+        return judged(rule, name).sensitive
     }
 
     /// `isSensitive` of a JSON key given as its UTF-8 bytes (cached).
     func isSensitiveKey(utf8 key: UnsafeBufferPointer<UInt8>) -> Bool {
-        judged(.jsonKey, key).sensitive
+        sensitive(.jsonKey, key)
     }
 
     /// `isSensitive` of a word in text (cached).
     func isSensitiveWord(_ word: ArraySlice<UInt8>) -> Bool {
-        word.withUnsafeBufferPointer { judged(.word, $0).sensitive }
+        word.withUnsafeBufferPointer { sensitive(.word, $0) }
     }
 
     /// The normalised header name and `isSensitiveField` of it (cached).
@@ -316,7 +325,7 @@ public struct Redactor: Sendable {
     }
 
     func isSensitiveField(_ raw: ArraySlice<UInt8>) -> Bool {
-        raw.withUnsafeBufferPointer { judged(.field, $0).sensitive }
+        raw.withUnsafeBufferPointer { sensitive(.field, $0) }
     }
 
     private func isSensitiveField(normalized n: String, raw: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -451,25 +460,46 @@ public struct Redactor: Sendable {
     }
 
     static func textMayChange(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        var runStart = 0
-        var shaped = false  // the run so far has a digit, a capital after its first byte, or a symbol
-        var i = 0
-        while i < b.count {
-            let c = b[i]
-            switch c {
-            case UInt8(ascii: ":"), UInt8(ascii: "="), UInt8(ascii: "\""), UInt8(ascii: "'"): return true
-            default: break
+        textClasses.withUnsafeBufferPointer { classes in
+            var runStart = 0
+            var shaped = false  // the run so far has a digit, a capital after its first byte, or a symbol
+            for i in 0..<b.count {
+                switch classes[Int(b[i])] {
+                case TextClass.stop: return true
+                case TextClass.other:
+                    if shaped && i - runStart >= 8 { return true }
+                    runStart = i + 1
+                    shaped = false
+                case TextClass.shaping: shaped = true
+                case TextClass.capital: if i > runStart { shaped = true }
+                default: break
+                }
             }
-            if rdIsToken68Byte(c) {
-                if !shaped, !rdIsAlpha(c) || (i > runStart && c <= UInt8(ascii: "Z")) { shaped = true }
-            } else {
-                if shaped && i - runStart >= 8 { return true }
-                runStart = i + 1
-                shaped = false
-            }
-            i += 1
+            return shaped && b.count - runStart >= 8
         }
-        return shaped && b.count - runStart >= 8
+    }
+
+    /// What each byte is to `textMayChange`.
+    private enum TextClass {
+        /// Ends a run of token68 bytes.
+        static let other: UInt8 = 0
+        static let lowercase: UInt8 = 1
+        /// Shapes a run like a credential unless it comes first.
+        static let capital: UInt8 = 2
+        /// Digits and token68 symbols: shape a run like a credential.
+        static let shaping: UInt8 = 3
+        /// `:`, `=` and quotes: the text may change.
+        static let stop: UInt8 = 4
+    }
+
+    private static let textClasses: [UInt8] = (0...255).map { (v: Int) -> UInt8 in
+        let c = UInt8(v)
+        switch c {
+        case UInt8(ascii: ":"), UInt8(ascii: "="), UInt8(ascii: "\""), UInt8(ascii: "'"): return TextClass.stop
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return TextClass.lowercase
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return TextClass.capital
+        default: return rdIsToken68Byte(c) ? TextClass.shaping : TextClass.other
+        }
     }
 
     /// The range of the value to redact after `word` when `word` is a
@@ -676,10 +706,10 @@ public struct Redactor: Sendable {
                 if sensitive {
                     result.value = name.hasSuffix("authorization") ? redactCredentials(header.value) : Redactor.marker
                 } else if Redactor.urlHeaders.contains(name) {
-                    result.value = url(header.value)
+                    result.value = memoized(.url, header.value, url)
                 } else {
                     // `password=...`, tokens by shape and URLs inside ordinary values.
-                    result.value = text(header.value)
+                    result.value = memoized(.text, header.value, text)
                 }
             }
             return result
@@ -688,6 +718,18 @@ public struct Redactor: Sendable {
 
 
     private static let urlHeaders: Set<String> = ["location", "contentlocation", "referer", "referrer"]
+
+    /// `redact(value)`, from the memo of header values when it has it.
+    private func memoized(_ kind: HeaderValues.Kind, _ value: String, _ redact: (String) -> String) -> String {
+        guard let headerValues else { return redact(value) }
+        var bytes = value
+        return bytes.withUTF8 { key in
+            if let known = headerValues.lookup(kind.rawValue, key, { copy $0 }) { return known }
+            let redacted = redact(value)
+            headerValues.store(kind.rawValue, key, redacted)
+            return redacted
+        }
+    }
 
     /// Authorization-style values: keep a known scheme and the spaces after
     /// it, redact the credentials.
@@ -1448,7 +1490,7 @@ func rdPercentDecodedWithMap(_ b: [UInt8], _ map: [Range<Int>]) -> ([UInt8], [Ra
     return changed ? (out, outMap) : nil
 }
 
-// MARK: - Verdict cache
+// MARK: - Memos
 
 /// Verdicts for names already judged: the same few dozen header names, query
 /// parameters and JSON keys come back in every entry, and normalising
@@ -1457,59 +1499,116 @@ func rdPercentDecodedWithMap(_ b: [UInt8], _ map: [Range<Int>]) -> ([UInt8], [Ra
 /// normalise alike are still judged each on their own bytes. Bounded: names
 /// longer than `maximumNameBytes` are not kept, and when `maximumEntries`
 /// are held the table starts again empty (at most about 1 MB).
-final class NameVerdicts: Sendable {
+enum NameVerdicts {
     enum Rule: UInt8 { case jsonKey, word, field }
-
-    static let maximumEntries = 4096
-    static let maximumNameBytes = 128
-    /// A power of two, at least twice `maximumEntries` (open addressing).
-    private static let slotCount = 8192
-
-    private struct Slot {
-        var rule: UInt8
-        var name: [UInt8]
+    struct Verdict: Sendable {
         var normalized: String
         var sensitive: Bool
     }
 
+    static let maximumEntries = 4096
+    static let maximumNameBytes = 128
+
+    static func memo() -> RedactionMemo<Verdict> {
+        RedactionMemo(maximumEntries: maximumEntries, maximumKeyBytes: maximumNameBytes)
+    }
+}
+
+/// What the redactor made of ordinary header values already seen (User-Agent,
+/// Accept, Content-Type, Server... repeat in nearly every entry of a log,
+/// and scanning them as text was a tenth of an import). Keyed by how the
+/// value is redacted (as text or as a URL) and its exact bytes; bounded as
+/// `NameVerdicts` is.
+enum HeaderValues {
+    enum Kind: UInt8 { case text, url }
+    static let maximumEntries = 4096
+    static let maximumValueBytes = 512
+
+    static func memo() -> RedactionMemo<String> {
+        RedactionMemo(maximumEntries: maximumEntries, maximumKeyBytes: maximumValueBytes)
+    }
+}
+
+/// A bounded memo from (a kind, some bytes) to a value, shared by every
+/// thread of a redactor. The value must depend on nothing else (a redactor's
+/// extra names never change). Keys longer than `maximumKeyBytes` are not
+/// kept; when `maximumEntries` are held the table starts again empty.
+final class RedactionMemo<Value: Sendable>: Sendable {
+    let maximumEntries: Int
+    let maximumKeyBytes: Int
+    /// A power of two, at least twice `maximumEntries` (open addressing).
+    private let slotCount: Int
+
+    /// Open addressing over parallel arrays: a probe compares a full hash
+    /// and then the bytes in place, copying (and retaining) nothing.
     private struct Table {
-        var slots: [Slot?] = Array(repeating: nil, count: NameVerdicts.slotCount)
+        /// 0 marks an empty slot (a hash is never 0).
+        var hashes: [UInt64]
+        var keys: [[UInt8]]
+        var values: [Value?]
         var count = 0
-    }
 
-    private let table = Mutex(Table())
+        init(slots: Int) {
+            hashes = [UInt64](repeating: 0, count: slots)
+            keys = [[UInt8]](repeating: [], count: slots)
+            values = [Value?](repeating: nil, count: slots)
+        }
 
-    private static func hash(_ rule: Rule, _ name: UnsafeBufferPointer<UInt8>) -> Int {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(rule.rawValue)
-        for b in name { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return Int(truncatingIfNeeded: h ^ (h >> 29)) & (slotCount - 1)
-    }
-
-    func lookup(_ rule: Rule, _ name: UnsafeBufferPointer<UInt8>) -> (normalized: String, sensitive: Bool)? {
-        guard name.count <= NameVerdicts.maximumNameBytes else { return nil }
-        var i = NameVerdicts.hash(rule, name)
-        return table.withLock { t in
-            while let slot = t.slots[i] {
-                if slot.rule == rule.rawValue && slot.name.elementsEqual(name) { return (slot.normalized, slot.sensitive) }
-                i = (i + 1) & (NameVerdicts.slotCount - 1)
+        /// The slot holding `key` under `hash`, or the empty slot where it would go.
+        func probe(_ hash: UInt64, _ key: UnsafeBufferPointer<UInt8>) -> (slot: Int, found: Bool) {
+            let mask = hashes.count - 1
+            var i = Int(truncatingIfNeeded: hash) & mask
+            while hashes[i] != 0 {
+                if hashes[i] == hash, keys[i].withUnsafeBufferPointer({ $0.elementsEqual(key) }) { return (i, true) }
+                i = (i + 1) & mask
             }
-            return nil
+            return (i, false)
         }
     }
 
-    func store(_ rule: Rule, _ name: UnsafeBufferPointer<UInt8>, _ verdict: (normalized: String, sensitive: Bool)) {
-        guard name.count <= NameVerdicts.maximumNameBytes else { return }
-        let slot = Slot(rule: rule.rawValue, name: Array(name), normalized: verdict.normalized, sensitive: verdict.sensitive)
-        let start = NameVerdicts.hash(rule, name)
+    private let table: Mutex<Table>
+
+    init(maximumEntries: Int, maximumKeyBytes: Int) {
+        self.maximumEntries = maximumEntries
+        self.maximumKeyBytes = maximumKeyBytes
+        var slots = 1
+        while slots < 2 * maximumEntries { slots <<= 1 }
+        slotCount = slots
+        table = Mutex(Table(slots: slots))
+    }
+
+    /// FNV-1a over the kind and the bytes, mixed; never 0.
+    private static func hash(_ kind: UInt8, _ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(kind)
+        for b in key { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return (h ^ (h >> 29)) | 1
+    }
+
+    /// `read` of the value kept for `key`, or nil when none is.
+    func lookup<R>(_ kind: UInt8, _ key: UnsafeBufferPointer<UInt8>, _ read: (borrowing Value) -> R) -> R? {
+        guard key.count <= maximumKeyBytes else { return nil }
+        let h = RedactionMemo.hash(kind, key)
+        return table.withLock { t in
+            let (i, found) = t.probe(h, key)
+            guard found, let value = t.values[i] else { return nil }
+            return read(value)
+        }
+    }
+
+    func store(_ kind: UInt8, _ key: UnsafeBufferPointer<UInt8>, _ value: Value) {
+        guard key.count <= maximumKeyBytes else { return }
+        let h = RedactionMemo.hash(kind, key)
+        let bytes = Array(key)
+        let slots = slotCount
+        let limit = maximumEntries
         table.withLock { t in
-            if t.count >= NameVerdicts.maximumEntries { t = Table() }
-            var i = start
-            while let existing = t.slots[i] {
-                // Another thread judged the same name meanwhile.
-                if existing.rule == slot.rule && existing.name == slot.name { return }
-                i = (i + 1) & (NameVerdicts.slotCount - 1)
-            }
-            t.slots[i] = slot
+            if t.count >= limit { t = Table(slots: slots) }
+            let (i, found) = t.probe(h, key)
+            // Found: another thread got there first.
+            guard !found else { return }
+            t.hashes[i] = h
+            t.keys[i] = bytes
+            t.values[i] = value
             t.count += 1
         }
     }
