@@ -187,6 +187,12 @@ final class NetworkSpeedTests: XCTestCase {
         for bytes in inputs {
             let parsed = Result { () throws(JSONSyntaxError) -> JSON in try JSON.parse(bytes: bytes) }
             let validated = Result { () throws(JSONSyntaxError) in try bytes.withUnsafeBufferPointer { b throws(JSONSyntaxError) in try JSON.validate(bytes: b) } }
+            // Where a string ends, as the scan that splits a HAR file finds it.
+            if bytes.first == 0x22 {
+                let end = bytes.withUnsafeBufferPointer { JSON.endOfString(in: $0, openingQuoteAt: 0) }
+                if case .success = parsed { XCTAssertEqual(end, bytes.count, String(decoding: bytes, as: UTF8.self)) }
+                if end == nil { XCTAssertThrowsError(try JSON.parse(bytes: bytes)) }
+            }
             switch (parsed, validated) {
             case (.success(let value), .success):
                 // What the scan skipped is in the string, byte for byte.

@@ -1573,21 +1573,13 @@ enum EntriesSplitter {
         while i < b.count {
             let c = b[i]
             if c == 0x22 { // a string: skip it, remembering where it was
-                // To the first quote after an even run of backslashes (an odd run
-                // escapes it), found with memchr: most of a HAR is inside strings.
+                // Most of a HAR is inside strings.
                 let start = i + 1
-                var from = start
-                while true {
-                    guard from < b.count, let hit = memchr(b.baseAddress! + from, 0x22, b.count - from) else {
-                        found.failed = true
-                        return found
-                    }
-                    let quote = b.baseAddress!.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-                    var k = quote - 1
-                    while k >= start && b[k] == 0x5C { k -= 1 }
-                    if (quote - 1 - k) % 2 == 0 { i = quote; break }
-                    from = quote + 1
+                guard let end = JSON.endOfString(in: b, openingQuoteAt: i) else {
+                    found.failed = true
+                    return found
                 }
+                i = end - 1
                 lastString = start..<i
                 i += 1
                 continue

@@ -1084,24 +1084,13 @@ private struct RedactionJSONSplicer {
         }
     }
 
-    /// From an opening quote to just past the closing one (the first quote
-    /// after an even run of backslashes), found with memchr. True when the
+    /// From an opening quote to just past the closing one. True when the
     /// string has an escape.
     mutating func skipString() -> Bool {
-        let base = p.baseAddress!
         let start = i + 1
-        var from = start
-        while true {
-            let hit = memchr(base + from, 0x22, p.count - from)!
-            let quote = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-            var k = quote - 1
-            while k >= start && p[k] == 0x5C { k -= 1 }
-            if (quote - 1 - k) % 2 == 0 {
-                i = quote + 1
-                return memchr(base + start, 0x5C, quote - start) != nil
-            }
-            from = quote + 1
-        }
+        // The body is valid JSON, so the string ends.
+        i = JSON.endOfString(in: p, openingQuoteAt: i)!
+        return memchr(p.baseAddress! + start, 0x5C, i - 1 - start) != nil
     }
 
     func isPlainASCII(_ r: Range<Int>) -> Bool {
@@ -1559,7 +1548,7 @@ final class RedactionMemo<Value: Sendable>: Sendable {
             let mask = hashes.count - 1
             var i = Int(truncatingIfNeeded: hash) & mask
             while hashes[i] != 0 {
-                if hashes[i] == hash, keys[i].withUnsafeBufferPointer({ $0.elementsEqual(key) }) { return (i, true) }
+                if hashes[i] == hash, keys[i].withUnsafeBufferPointer({ $0.count == key.count && (key.isEmpty || memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0) }) { return (i, true) }
                 i = (i + 1) & mask
             }
             return (i, false)
