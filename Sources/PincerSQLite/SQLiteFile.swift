@@ -50,11 +50,17 @@ public struct SQLiteSchema: Sendable {
     /// time turns it off and relies on the header check (a file that is
     /// not a database is still found and set aside).
     public var quickCheckAtOpen: Bool
+    /// The page size of a file this creates (nil: SQLite's 4 KiB); a file
+    /// that exists keeps its own. A store of many bodies of kilobytes wants
+    /// large pages: rows stay inside their page instead of overflow chains,
+    /// and SQLite writes (and checkpoints) one page per system call.
+    public var pageSize: Int?
 
-    public init(migrations: [String], synchronousFull: Bool = true, quickCheckAtOpen: Bool = true) {
+    public init(migrations: [String], synchronousFull: Bool = true, quickCheckAtOpen: Bool = true, pageSize: Int? = nil) {
         self.migrations = migrations
         self.synchronousFull = synchronousFull
         self.quickCheckAtOpen = quickCheckAtOpen
+        self.pageSize = pageSize
     }
 
     public var version: Int64 { Int64(migrations.count) }
@@ -307,6 +313,8 @@ public final class SQLiteFile: @unchecked Sendable {
         do throws(QueryError) {
             // Returns the resulting mode; a file system without WAL support keeps
             // its old mode, which still works (just with less concurrency).
+            // Before WAL mode writes the header: a new file takes the size then.
+            if let size = schema.pageSize { _ = try query(db, "PRAGMA page_size=\(size)") }
             _ = try query(db, "PRAGMA journal_mode=WAL")
             _ = try query(db, schema.synchronousFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
         } catch {

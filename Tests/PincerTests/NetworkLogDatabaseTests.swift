@@ -47,6 +47,10 @@ final class NetworkLogDatabaseTests: XCTestCase {
         XCTAssertEqual(indexes, "entries_host entries_method entries_recorded_at entries_started_at entries_status")
         XCTAssertEqual(try sqlite(dir, "PRAGMA journal_mode"), "wal")
         XCTAssertEqual(try sqlite(dir, "PRAGMA user_version"), "2")
+        // A new log has 64 KiB pages (rows with their bodies inside a page),
+        // and checkpoints every 16 MiB of WAL, counted in those pages.
+        XCTAssertEqual(try sqlite(dir, "PRAGMA page_size"), "65536")
+        XCTAssertEqual(try sqlite(dir, "PRAGMA integrity_check"), "ok")
     }
 
     /// Full batches are written behind, on the writer's thread: with four
@@ -127,6 +131,8 @@ final class NetworkLogDatabaseTests: XCTestCase {
 
         let db = try LogDatabase.open(directory: dir, redact: { $0 })
         XCTAssertEqual(try sqlite(dir, "PRAGMA user_version"), "2")
+        // A file made before the log used large pages keeps its own.
+        XCTAssertEqual(try sqlite(dir, "PRAGMA page_size"), "4096")
         var expectedOld = old
         expectedOld.id = 1
         XCTAssertEqual(try db.entry(1), expectedOld, "a version 1 row reads as it did")
