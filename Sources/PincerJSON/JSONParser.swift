@@ -104,6 +104,17 @@ extension JSON {
         }
     }
 
+    /// `validate`, telling `visitor` what it reads on the way (see
+    /// `JSONScanVisitor`): one pass that both checks a text and lets the
+    /// caller act on its structure, without building the value (the
+    /// redactor splices bodies this way).
+    public static func scan(bytes: UnsafeBufferPointer<UInt8>, visitor: any JSONScanVisitor) throws(JSONSyntaxError) {
+        var parser = JSONParser(bytes)
+        parser.building = false
+        parser.visitor = visitor
+        _ = try parser.parseDocument()
+    }
+
     /// Parses one JSON text (RFC 8259) given as UTF-8 bytes. Invalid UTF-8 is an error.
     public static func parse(bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSON {
         let parse = { (buffer: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONSyntaxError> in
@@ -205,6 +216,27 @@ private func isOneByteEscape(_ byte: UInt8) -> Bool {
     }
 }
 
+/// What `JSON.scan` reports, in input order, while it checks a text: each
+/// container's start and end, each member's key (with where its value
+/// starts) and end, and each string value. Byte
+/// offsets are into the scanned bytes; a string's range is its content
+/// between the quotes (escapes not decoded). `depth` counts the arrays and
+/// objects open around a container's contents, itself included (1 at the
+/// top). Called only for what has been read so far: a text that turns out
+/// invalid later has still been reported up to there, and `scan` throws.
+public protocol JSONScanVisitor: AnyObject {
+    func objectStart(depth: Int)
+    func objectEnd()
+    func arrayStart(depth: Int)
+    func arrayEnd()
+    /// A member's key; its value starts at `valueStart`.
+    func key(_ content: Range<Int>, escaped: Bool, valueStart: Int)
+    /// The innermost open object's current member's value ended just before `end`.
+    func memberEnd(_ end: Int)
+    /// A string that is a value (not a key).
+    func string(_ content: Range<Int>, escaped: Bool)
+}
+
 /// Where a value is expected; picks the wording of "expected a value" errors.
 private enum ValueContext {
     case topLevel, arrayStart, afterArrayComma, afterColon
@@ -228,6 +260,10 @@ private struct JSONParser {
     var building = true
     /// Containers around the text being read (`validate(bytes:enclosingDepth:)`).
     var enclosingDepth = 0
+    /// `JSON.scan`'s listener (nil for parse and validate).
+    var visitor: (any JSONScanVisitor)?
+    /// Whether the string `parseString` read last had an escape.
+    var lastStringEscaped = false
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -247,9 +283,11 @@ private struct JSONParser {
             case ASCII.openBracket:
                 try checkDepth()
                 index += 1
+                visitor?.arrayStart(depth: openIsObject.count + 1)
                 skipWhitespace()
                 if index < bytes.count, bytes[index] == ASCII.closeBracket {
                     index += 1
+                    visitor?.arrayEnd()
                     value = .array([])
                 } else {
                     openIsObject.append(false)
@@ -260,9 +298,11 @@ private struct JSONParser {
             case ASCII.openBrace:
                 try checkDepth()
                 index += 1
+                visitor?.objectStart(depth: openIsObject.count + 1)
                 skipWhitespace()
                 if index < bytes.count, bytes[index] == ASCII.closeBrace {
                     index += 1
+                    visitor?.objectEnd()
                     value = .object([])
                 } else {
                     let key = try parseKey(after: "expected a string key or '}' in an object")
@@ -279,6 +319,7 @@ private struct JSONParser {
             // A value is complete: add it to the innermost open container and
             // close as many containers as end here.
             while let isObject = openIsObject.last {
+                if isObject { visitor?.memberEnd(index) }
                 skipWhitespace()
                 let next: UInt8? = index < bytes.count ? bytes[index] : nil
                 if isObject {
@@ -292,6 +333,7 @@ private struct JSONParser {
                         continue parsing
                     } else if next == ASCII.closeBrace {
                         index += 1
+                        visitor?.objectEnd()
                         openIsObject.removeLast()
                         let start = openStarts.removeLast()
                         value = .object(Array(members[start...]))
@@ -308,6 +350,7 @@ private struct JSONParser {
                         continue parsing
                     } else if next == ASCII.closeBracket {
                         index += 1
+                        visitor?.arrayEnd()
                         openIsObject.removeLast()
                         let start = openStarts.removeLast()
                         value = .array(Array(elements[start...]))
@@ -338,13 +381,16 @@ private struct JSONParser {
         guard index < bytes.count, bytes[index] == ASCII.quote else {
             throw unexpected(expectation)
         }
+        let start = index
         let key = try parseString()
+        let end = index
         skipWhitespace()
         guard index < bytes.count, bytes[index] == ASCII.colon else {
             throw unexpected("expected ':' after an object key")
         }
         index += 1
         skipWhitespace()
+        visitor?.key((start + 1)..<(end - 1), escaped: lastStringEscaped, valueStart: index)
         return key
     }
 
@@ -362,7 +408,12 @@ private struct JSONParser {
 
     mutating func parseScalar(_ context: ValueContext) throws(JSONSyntaxError) -> JSON {
         switch bytes[index] {
-        case ASCII.quote: return .string(try parseString())
+        case ASCII.quote:
+            guard let visitor else { return .string(try parseString()) }
+            let start = index
+            let text = try parseString()
+            visitor.string((start + 1)..<(index - 1), escaped: lastStringEscaped)
+            return .string(text)
         case ASCII.minus, ASCII.zero...ASCII.nine: return try parseNumber()
         case UInt8(ascii: "t"): try parseLiteral("true"); return .bool(true)
         case UInt8(ascii: "f"): try parseLiteral("false"); return .bool(false)
@@ -499,6 +550,7 @@ private struct JSONParser {
             if byte == ASCII.quote {
                 let content = segmentStart..<index
                 index += 1
+                lastStringEscaped = escaped
                 if !building { return "" }
                 if !escaped { return String(decoding: UnsafeBufferPointer(rebasing: bytes[content]), as: UTF8.self) }
                 return decodeEscaped(content)

@@ -162,6 +162,40 @@ final class JSONTests: XCTestCase {
         }
     }
 
+    /// `scan` reports, in order, what a splice needs: containers with their
+    /// depth, keys with the start of their values, where members end, and
+    /// string values (not keys), ranges between the quotes.
+    func testScanReportsTheStructureInOrder() throws {
+        final class Recorder: JSONScanVisitor {
+            let text: [UInt8]
+            var events: [String] = []
+            init(_ text: [UInt8]) { self.text = text }
+            func show(_ r: Range<Int>) -> String { String(decoding: text[r], as: UTF8.self) }
+            func objectStart(depth: Int) { events.append("{\(depth)") }
+            func objectEnd() { events.append("}") }
+            func arrayStart(depth: Int) { events.append("[\(depth)") }
+            func arrayEnd() { events.append("]") }
+            func key(_ content: Range<Int>, escaped: Bool, valueStart: Int) {
+                events.append("key \(show(content))\(escaped ? " escaped" : "") value at \(valueStart)")
+            }
+            func memberEnd(_ end: Int) { events.append("end \(end)") }
+            func string(_ content: Range<Int>, escaped: Bool) { events.append("string \(show(content))\(escaped ? " escaped" : "")") }
+        }
+        let text = Array(#"{"a": [1, "x", {}], "b\n" : "y\"z" , "c":{"d":[]}}"#.utf8)
+        let recorder = Recorder(text)
+        try text.withUnsafeBufferPointer { b throws(JSONSyntaxError) in try JSON.scan(bytes: b, visitor: recorder) }
+        XCTAssertEqual(recorder.events, [
+            "{1", "key a value at 6", "[2", "string x", "{3", "}", "]", "end 18",
+            "key b\\n escaped value at 28", "string y\\\"z escaped", "end 34",
+            "key c value at 41", "{2", "key d value at 46", "[3", "]", "end 48", "}", "end 49", "}",
+        ])
+        // Invalid text: reported up to where it fails, then the parser's own error.
+        let bad = Array(#"{"a":1 "b":2}"#.utf8)
+        let partial = Recorder(bad)
+        XCTAssertThrowsError(try bad.withUnsafeBufferPointer { b throws(JSONSyntaxError) in try JSON.scan(bytes: b, visitor: partial) })
+        XCTAssertEqual(partial.events, ["{1", "key a value at 5", "end 6"])
+    }
+
     func testSurrogatePairs() throws {
         XCTAssertEqual(try JSON.parse(#""\ud83d\ude00""#).stringValue, "😀")
         XCTAssertEqual(try JSON.parse(#""\uD83D\uDE00 and \uDBFF\uDFFF""#).stringValue, "😀 and \u{10FFFF}")

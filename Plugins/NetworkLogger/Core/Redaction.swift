@@ -915,10 +915,11 @@ public struct Redactor: Sendable {
 
 
     private func redactJSON(_ bytes: [UInt8]) -> BodyPayload {
+        let spliced: Result<[UInt8], RedactionJSONFailure>
         do {
-            // The checks of the one JSON reader, without building a tree the
-            // splice would not use (that was 10 % of an import).
-            try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in try JSON.validate(bytes: buffer) }
+            // One pass of the one JSON reader checks the body and tells the
+            // splice where keys and strings are (no tree is built).
+            spliced = try RedactionJSONSplice.splice(bytes, redactor: self)
         } catch {
             // Never quote the parser's message: it shows the offending input,
             // which may be a secret.
@@ -927,17 +928,15 @@ public struct Redactor: Sendable {
             }
             return .withheld(reason: "invalid JSON (line \(error.line), column \(error.column))")
         }
-        do {
-            return .stored(try RedactionJSONSplicer.splice(bytes, redactor: self))
-        } catch {
-            switch error {
-            case .tooDeep:
-                return .withheld(reason: "JSON nested deeper than \(Redactor.maxJSONDepth) levels")
-            case .duplicateKey(let key, let depth):
-                var shown = String(String.UnicodeScalarView(key.unicodeScalars.prefix(64)))
-                if shown.unicodeScalars.count < key.unicodeScalars.count { shown += "…" }
-                return .withheld(reason: "duplicate key \(JSON.quote(shown)) in a JSON object at depth \(depth)")
-            }
+        switch spliced {
+        case .success(let out):
+            return .stored(out)
+        case .failure(.tooDeep):
+            return .withheld(reason: "JSON nested deeper than \(Redactor.maxJSONDepth) levels")
+        case .failure(.duplicateKey(let key, let depth)):
+            var shown = String(String.UnicodeScalarView(key.unicodeScalars.prefix(64)))
+            if shown.unicodeScalars.count < key.unicodeScalars.count { shown += "…" }
+            return .withheld(reason: "duplicate key \(JSON.quote(shown)) in a JSON object at depth \(depth)")
         }
     }
 
@@ -952,35 +951,45 @@ private enum RedactionJSONFailure: Error {
     case duplicateKey(String, depth: Int)
 }
 
-/// Walks JSON that `JSON.validate` already accepted, checking depth and
-/// duplicate keys and splicing the marker over sensitive values. It reads
-/// through a pointer and judges plain ASCII keys from their bytes (no String
-/// per key, each distinct key judged once per body): it was a quarter of a
-/// HAR import.
-private struct RedactionJSONSplicer {
+/// Splices the marker over the values of sensitive keys while `JSON.scan`
+/// checks the body: one pass, no tree. It checks what the reader does not:
+/// depth (64, not 512) and duplicate keys. Plain ASCII keys are judged and
+/// compared from their bytes (no String per key, each distinct key judged
+/// once per body); the first failure in document order is kept.
+private final class RedactionJSONSplice: JSONScanVisitor {
     /// The body (for the slices text redaction reads) and the same bytes
     /// through a pointer, valid during `splice`.
     let b: [UInt8]
     let p: UnsafeBufferPointer<UInt8>
     let redactor: Redactor
-    var i = 0
     var out: [UInt8] = []
     var copied = 0
     /// Reused for every string value.
     var text = RedactionOutput(capacity: 0)
-    /// The plain ASCII keys of the objects being read, innermost last (each
-    /// object owns the ranges from where it started).
+    /// The plain ASCII keys of the objects open, innermost last; each open
+    /// object's own begin at its frame's `start`.
     var openKeys: [Range<Int>] = []
+    /// Every key as a String, once one of the object's keys is not plain
+    /// ASCII (canonical equivalence: U+212A KELVIN SIGN equals "K") or there
+    /// are many.
+    var frames: [(start: Int, depth: Int, strings: Set<String>?)] = []
     /// Verdicts for this body's distinct plain ASCII keys (first occurrence).
     var verdicts: [(key: Range<Int>, sensitive: Bool)] = []
     static let verdictLimit = 32
+    /// The member whose value is being replaced (its object's frame count
+    /// and where the value starts): nothing inside it is looked at.
+    var replacing: (level: Int, start: Int)?
+    var failure: RedactionJSONFailure?
 
-    static func splice(_ bytes: [UInt8], redactor: Redactor) throws(RedactionJSONFailure) -> [UInt8] {
-        let result = bytes.withUnsafeBufferPointer { p in
-            var splicer = RedactionJSONSplicer(b: bytes, p: p, redactor: redactor)
-            return Result { () throws(RedactionJSONFailure) -> [UInt8] in try splicer.run() }
+    static func splice(_ bytes: [UInt8], redactor: Redactor) throws(JSONSyntaxError) -> Result<[UInt8], RedactionJSONFailure> {
+        try bytes.withUnsafeBufferPointer { p throws(JSONSyntaxError) in
+            let splice = RedactionJSONSplice(b: bytes, p: p, redactor: redactor)
+            try JSON.scan(bytes: p, visitor: splice)
+            if let failure = splice.failure { return .failure(failure) }
+            guard splice.copied > 0 else { return .success(bytes) }  // nothing replaced: the input as it is
+            splice.out.append(contentsOf: p[splice.copied...])
+            return .success(splice.out)
         }
-        return try result.get()
     }
 
     private init(b: [UInt8], p: UnsafeBufferPointer<UInt8>, redactor: Redactor) {
@@ -989,108 +998,73 @@ private struct RedactionJSONSplicer {
         self.redactor = redactor
     }
 
-    mutating func run() throws(RedactionJSONFailure) -> [UInt8] {
-        if p.count >= 3, p[0] == 0xEF, p[1] == 0xBB, p[2] == 0xBF { i = 3 }
-        skipWhitespace()
-        try value(depth: 0, redacting: false)
-        guard copied > 0 else { return b }  // nothing replaced: the input as it is
-        out.append(contentsOf: p[copied...])
-        return out
-    }
-
-    mutating func replace(_ range: Range<Int>, with bytes: [UInt8]) {
+    func replace(_ range: Range<Int>, with bytes: [UInt8]) {
         if out.isEmpty { out.reserveCapacity(p.count) }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<range.lowerBound]))
         out.append(contentsOf: bytes)
         copied = range.upperBound
     }
 
-    mutating func skipWhitespace() {
-        while i < p.count, p[i] == 0x20 || p[i] == 0x09 || p[i] == 0x0A || p[i] == 0x0D { i += 1 }
+    func objectStart(depth: Int) {
+        if depth > Redactor.maxJSONDepth, failure == nil { failure = .tooDeep }
+        frames.append((openKeys.count, depth, nil))
     }
 
-    /// `depth` counts the arrays and objects around this value.
-    /// `redacting`: an enclosing value is being replaced as a whole.
-    mutating func value(depth: Int, redacting: Bool) throws(RedactionJSONFailure) {
-        switch p[i] {
-        case UInt8(ascii: "{"):
-            let inner = depth + 1
-            guard inner <= Redactor.maxJSONDepth else { throw .tooDeep }
-            i += 1
-            skipWhitespace()
-            if p[i] == UInt8(ascii: "}") { i += 1; return }
-            let frame = openKeys.count
-            defer { openKeys.removeSubrange(frame...) }
-            // Every key as a String, once one is not plain ASCII (canonical
-            // equivalence: U+212A KELVIN SIGN equals "K") or there are many.
-            var strings: Set<String>?
-            while true {
-                skipWhitespace()
-                let keyStart = i
-                let escaped = skipString()
-                let key = (keyStart + 1)..<(i - 1)
-                let sensitive: Bool
-                if !escaped, isPlainASCII(key) {
-                    if strings == nil, openKeys.count - frame < KeysSeen.listLimit {
-                        for seen in openKeys[frame...] where sameBytes(seen, key) { throw .duplicateKey(decodeString(keyStart..<i), depth: inner) }
-                        openKeys.append(key)
-                    } else {
-                        if strings == nil { strings = Set(openKeys[frame...].map(decodeRange)) }
-                        if strings!.insert(decodeRange(key)).inserted == false { throw .duplicateKey(decodeRange(key), depth: inner) }
-                    }
-                    sensitive = !redacting && isSensitiveKey(key)
-                } else {
-                    let text = decodeString(keyStart..<i)
-                    if strings == nil { strings = Set(openKeys[frame...].map(decodeRange)) }
-                    if strings!.insert(text).inserted == false { throw .duplicateKey(text, depth: inner) }
-                    sensitive = !redacting && redactor.isSensitiveKey(text)
+    func arrayStart(depth: Int) {
+        if depth > Redactor.maxJSONDepth, failure == nil { failure = .tooDeep }
+    }
+
+    func arrayEnd() {}
+
+    func objectEnd() {
+        let frame = frames.removeLast()
+        openKeys.removeSubrange(frame.start...)
+    }
+
+    func key(_ content: Range<Int>, escaped: Bool, valueStart: Int) {
+        guard failure == nil else { return }
+        let top = frames.count - 1
+        let frame = frames[top]
+        let sensitive: Bool
+        if !escaped, isPlainASCII(content) {
+            if frame.strings == nil, openKeys.count - frame.start < KeysSeen.listLimit {
+                for seen in openKeys[frame.start...] where sameBytes(seen, content) {
+                    failure = .duplicateKey(decodeRange(content), depth: frame.depth)
+                    return
                 }
-                skipWhitespace()
-                i += 1  // ':'
-                skipWhitespace()
-                let valueStart = i
-                try value(depth: inner, redacting: redacting || sensitive)
-                if sensitive { replace(valueStart..<i, with: Redactor.quotedMarkerBytes) }
-                skipWhitespace()
-                if p[i] == UInt8(ascii: ",") { i += 1; continue }
-                i += 1  // '}'
+                openKeys.append(content)
+            } else if !insert(decodeRange(content), frame: top) {
                 return
             }
-        case UInt8(ascii: "["):
-            let inner = depth + 1
-            guard inner <= Redactor.maxJSONDepth else { throw .tooDeep }
-            i += 1
-            skipWhitespace()
-            if p[i] == UInt8(ascii: "]") { i += 1; return }
-            while true {
-                skipWhitespace()
-                try value(depth: inner, redacting: redacting)
-                skipWhitespace()
-                if p[i] == UInt8(ascii: ",") { i += 1; continue }
-                i += 1  // ']'
-                return
-            }
-        case UInt8(ascii: "\""):
-            let start = i
-            let escaped = skipString()
-            if !redacting { redactString(in: start..<i, escaped: escaped) }
-        default:
-            while i < p.count {
-                switch p[i] {
-                case UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x20, 0x09, 0x0A, 0x0D: return
-                default: i += 1
-                }
-            }
+            sensitive = replacing == nil && isSensitiveKey(content)
+        } else {
+            let key = decodeString(content)
+            guard insert(key, frame: top) else { return }
+            sensitive = replacing == nil && redactor.isSensitiveKey(key)
         }
+        if sensitive { replacing = (frames.count, valueStart) }
     }
 
-    /// From an opening quote to just past the closing one. True when the
-    /// string has an escape.
-    mutating func skipString() -> Bool {
-        let start = i + 1
-        // The body is valid JSON, so the string ends.
-        i = JSON.endOfString(in: p, openingQuoteAt: i)!
-        return memchr(p.baseAddress! + start, 0x5C, i - 1 - start) != nil
+    /// Adds `key` to the frame's Set (made from its byte keys first); false
+    /// (and the failure kept) when it was there.
+    private func insert(_ key: String, frame top: Int) -> Bool {
+        if frames[top].strings == nil { frames[top].strings = Set(openKeys[frames[top].start...].map(decodeRange)) }
+        guard frames[top].strings!.insert(key).inserted else {
+            failure = .duplicateKey(key, depth: frames[top].depth)
+            return false
+        }
+        return true
+    }
+
+    func memberEnd(_ end: Int) {
+        guard let r = replacing, r.level == frames.count else { return }
+        replacing = nil
+        if failure == nil { replace(r.start..<end, with: Redactor.quotedMarkerBytes) }
+    }
+
+    func string(_ content: Range<Int>, escaped: Bool) {
+        guard failure == nil, replacing == nil else { return }
+        redactString(content, escaped: escaped)
     }
 
     func isPlainASCII(_ r: Range<Int>) -> Bool {
@@ -1103,10 +1077,10 @@ private struct RedactionJSONSplicer {
     }
 
     /// `isSensitive` of a plain ASCII key, judged once per body.
-    mutating func isSensitiveKey(_ key: Range<Int>) -> Bool {
+    func isSensitiveKey(_ key: Range<Int>) -> Bool {
         for v in verdicts where sameBytes(v.key, key) { return v.sensitive }
         let sensitive = redactor.isSensitiveKey(utf8: UnsafeBufferPointer(rebasing: p[key]))
-        if verdicts.count < RedactionJSONSplicer.verdictLimit { verdicts.append((key, sensitive)) }
+        if verdicts.count < RedactionJSONSplice.verdictLimit { verdicts.append((key, sensitive)) }
         return sensitive
     }
 
@@ -1115,31 +1089,31 @@ private struct RedactionJSONSplicer {
         String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
     }
 
-    /// The text of the string token at `range` (quotes included).
-    func decodeString(_ range: Range<Int>) -> String {
-        let inner = (range.lowerBound + 1)..<(range.upperBound - 1)
-        if memchr(p.baseAddress! + inner.lowerBound, 0x5C, inner.count) == nil { return decodeRange(inner) }
-        if let s = try? JSON.parse(bytes: UnsafeBufferPointer(rebasing: p[range])).stringValue { return s }
-        return decodeRange(inner)
+    /// The text of a string's content (between its quotes), escapes decoded.
+    func decodeString(_ content: Range<Int>) -> String {
+        if memchr(p.baseAddress! + content.lowerBound, 0x5C, content.count) == nil { return decodeRange(content) }
+        let quoted = (content.lowerBound - 1)..<(content.upperBound + 1)
+        if let s = try? JSON.parse(bytes: UnsafeBufferPointer(rebasing: p[quoted])).stringValue { return s }
+        return decodeRange(content)
     }
 
     /// A string value that is not redacted by its key: scanned as text
     /// (tokens by shape, URLs, JWT signatures). Unchanged strings keep their
     /// escapes; changed ones with escapes are re-quoted.
-    mutating func redactString(in range: Range<Int>, escaped: Bool) {
-        let inner = (range.lowerBound + 1)..<(range.upperBound - 1)
+    func redactString(_ content: Range<Int>, escaped: Bool) {
         if !escaped {
-            guard Redactor.textMayChange(UnsafeBufferPointer(rebasing: p[inner])) else { return }
+            guard Redactor.textMayChange(UnsafeBufferPointer(rebasing: p[content])) else { return }
             text.reset()
-            redactor.redactText(b[inner], into: &text, depth: 0)
-            if text.changed { replace(inner, with: text.bytes) }
+            redactor.redactText(b[content], into: &text, depth: 0)
+            if text.changed { replace(content, with: text.bytes) }
         } else {
-            let decoded = Array(decodeString(range).utf8)
+            let decoded = Array(decodeString(content).utf8)
             guard Redactor.textMayChange(decoded[...]) else { return }
             text.reset()
             redactor.redactText(decoded[...], into: &text, depth: 0)
             if text.changed {
-                replace(range, with: Array(JSON.quote(String(decoding: text.bytes, as: UTF8.self)).utf8))
+                let quoted = (content.lowerBound - 1)..<(content.upperBound + 1)
+                replace(quoted, with: Array(JSON.quote(String(decoding: text.bytes, as: UTF8.self)).utf8))
             }
         }
     }
