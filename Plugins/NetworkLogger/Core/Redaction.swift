@@ -962,24 +962,27 @@ private final class RedactionJSONSplice: JSONScanVisitor {
     let b: [UInt8]
     let p: UnsafeBufferPointer<UInt8>
     let redactor: Redactor
-    var out: [UInt8] = []
-    var copied = 0
+    // Only this object's own calls touch its state, one at a time: the
+    // dynamic exclusivity checks of class properties were a fifth of the
+    // splice, so they are off here.
+    @exclusivity(unchecked) var out: [UInt8] = []
+    @exclusivity(unchecked) var copied = 0
     /// Reused for every string value.
-    var text = RedactionOutput(capacity: 0)
+    @exclusivity(unchecked) var text = RedactionOutput(capacity: 0)
     /// The plain ASCII keys of the objects open, innermost last; each open
     /// object's own begin at its frame's `start`.
-    var openKeys: [Range<Int>] = []
+    @exclusivity(unchecked) var openKeys: [Range<Int>] = []
     /// Every key as a String, once one of the object's keys is not plain
     /// ASCII (canonical equivalence: U+212A KELVIN SIGN equals "K") or there
     /// are many.
-    var frames: [(start: Int, depth: Int, strings: Set<String>?)] = []
-    /// Verdicts for this body's distinct plain ASCII keys (first occurrence).
-    var verdicts: [(key: Range<Int>, sensitive: Bool)] = []
-    static let verdictLimit = 32
+    @exclusivity(unchecked) var frames: [(start: Int, depth: Int, strings: Set<String>?, seen: UInt64)] = []
+    /// Verdicts for this body's plain ASCII keys, by `keyHash` (direct
+    /// mapped: a clash judges the key again through the redactor's memo).
+    @exclusivity(unchecked) var verdicts = [(key: Range<Int>, sensitive: Bool)?](repeating: nil, count: 64)
     /// The member whose value is being replaced (its object's frame count
     /// and where the value starts): nothing inside it is looked at.
-    var replacing: (level: Int, start: Int)?
-    var failure: RedactionJSONFailure?
+    @exclusivity(unchecked) var replacing: (level: Int, start: Int)?
+    @exclusivity(unchecked) var failure: RedactionJSONFailure?
 
     static func splice(_ bytes: [UInt8], redactor: Redactor) throws(JSONSyntaxError) -> Result<[UInt8], RedactionJSONFailure> {
         try bytes.withUnsafeBufferPointer { p throws(JSONSyntaxError) in
@@ -1007,7 +1010,7 @@ private final class RedactionJSONSplice: JSONScanVisitor {
 
     func objectStart(depth: Int) {
         if depth > Redactor.maxJSONDepth, failure == nil { failure = .tooDeep }
-        frames.append((openKeys.count, depth, nil))
+        frames.append((openKeys.count, depth, nil, 0))
     }
 
     func arrayStart(depth: Int) {
@@ -1024,19 +1027,25 @@ private final class RedactionJSONSplice: JSONScanVisitor {
     func key(_ content: Range<Int>, escaped: Bool, valueStart: Int) {
         guard failure == nil else { return }
         let top = frames.count - 1
-        let frame = frames[top]
+        let start = frames[top].start
         let sensitive: Bool
         if !escaped, isPlainASCII(content) {
-            if frame.strings == nil, openKeys.count - frame.start < KeysSeen.listLimit {
-                for seen in openKeys[frame.start...] where sameBytes(seen, content) {
-                    failure = .duplicateKey(decodeRange(content), depth: frame.depth)
-                    return
+            let hash = keyHash(content)
+            if frames[top].strings == nil, openKeys.count - start < KeysSeen.listLimit {
+                // Equal keys hash alike: compare only when this hash was seen in the object.
+                let bit: UInt64 = 1 << (hash & 63)
+                if frames[top].seen & bit != 0 {
+                    for seen in openKeys[start...] where sameBytes(seen, content) {
+                        failure = .duplicateKey(decodeRange(content), depth: frames[top].depth)
+                        return
+                    }
                 }
+                frames[top].seen |= bit
                 openKeys.append(content)
             } else if !insert(decodeRange(content), frame: top) {
                 return
             }
-            sensitive = replacing == nil && isSensitiveKey(content)
+            sensitive = replacing == nil && isSensitiveKey(content, hash: hash)
         } else {
             let key = decodeString(content)
             guard insert(key, frame: top) else { return }
@@ -1076,11 +1085,19 @@ private final class RedactionJSONSplice: JSONScanVisitor {
         a.count == b.count && memcmp(p.baseAddress! + a.lowerBound, p.baseAddress! + b.lowerBound, a.count) == 0
     }
 
-    /// `isSensitive` of a plain ASCII key, judged once per body.
-    func isSensitiveKey(_ key: Range<Int>) -> Bool {
-        for v in verdicts where sameBytes(v.key, key) { return v.sensitive }
+    /// A cheap hash of a key's bytes (length, first, middle and last byte).
+    func keyHash(_ key: Range<Int>) -> Int {
+        guard !key.isEmpty else { return 0 }
+        let first = Int(p[key.lowerBound]), middle = Int(p[key.lowerBound + key.count / 2]), last = Int(p[key.upperBound - 1])
+        return (key.count &* 7) ^ (first &* 13) ^ (middle &* 29) ^ (last &* 3) ^ (last >> 3)
+    }
+
+    /// `isSensitive` of a plain ASCII key, judged once per body (mostly).
+    func isSensitiveKey(_ key: Range<Int>, hash: Int) -> Bool {
+        let slot = hash & 63
+        if let v = verdicts[slot], sameBytes(v.key, key) { return v.sensitive }
         let sensitive = redactor.isSensitiveKey(utf8: UnsafeBufferPointer(rebasing: p[key]))
-        if verdicts.count < RedactionJSONSplice.verdictLimit { verdicts.append((key, sensitive)) }
+        verdicts[slot] = (key, sensitive)
         return sensitive
     }
 
