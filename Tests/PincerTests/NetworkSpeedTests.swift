@@ -332,6 +332,19 @@ final class NetworkSpeedTests: XCTestCase {
         let imported = try Fixture.pincer(["--json", "run", "net.import-har", good], stateDir: state)
         XCTAssertEqual(imported.status, 0, imported.stderr)
         XCTAssertEqual((Fixture.json(imported.stdout)["result"] as? [String: Any])?["imported"] as? Int, 600, imported.stdout)
+
+        // Entries an ignore rule matches are dropped where they are redacted
+        // and counted: /items/1, /items/10-19 and /items/100-199 of 0..<600.
+        XCTAssertEqual(try Fixture.pincer(["run", "net.ignore-host", "h.example", "/items/1"], stateDir: state).status, 0)
+        let filtered = try Fixture.pincer(["--json", "run", "net.import-har", good], stateDir: state)
+        XCTAssertEqual(filtered.status, 0, filtered.stderr)
+        let result = Fixture.json(filtered.stdout)["result"] as? [String: Any]
+        XCTAssertEqual(result?["imported"] as? Int, 489, filtered.stdout)
+        XCTAssertEqual(result?["ignored"] as? Int, 111, filtered.stdout)
+        XCTAssertEqual(result?["total"] as? Int, 600, filtered.stdout)
+        let rows = try Fixture.run(Consumer.require(Consumer.sqlite3), ["-readonly", state + "/network-log.sqlite",
+                                                                        "SELECT count(*), count(*) FILTER (WHERE url LIKE 'https://h.example/items/1%') FROM entries"])
+        XCTAssertEqual(rows.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "1089|111", rows.stderr)
     }
 
     /// A pipe cannot be mapped: it is read into memory and imported the same;

@@ -221,22 +221,31 @@ public final class NetworkStore: @unchecked Sendable {
         var start = 0
         while start < raws.count {
             let end = min(raws.count, start + NetworkStore.redactionBatch)
-            let prepared = Parallel.map(Array(raws[start..<end])) { raw -> NetworkEntry? in
-                let kind = self.rule(method: raw.method, url: raw.url)
-                if kind == .ignore { return nil }
-                return self.redacted(raw, metadataOnly: kind == .metadataOnly, restoring: false)
-            }
-            var added: [NetworkEntry] = []
-            added.reserveCapacity(prepared.count)
-            for e in prepared {
-                guard let e else { continue }
-                added.append(appendQuietly(e))
-            }
-            stored += added.count
-            announce(added)
+            stored += add(prepared: Parallel.map(Array(raws[start..<end]), prepare).compactMap { $0 })
             start = end
         }
         return stored
+    }
+
+    /// A finished entry as `add` stores it (through redaction), or nil when
+    /// an ignore rule matches. On any thread: an importer prepares each
+    /// entry where it converted it (HARImport's `prepare`), then hands the
+    /// batch to `add(prepared:)`.
+    public func prepare(_ raw: NetworkEntry) -> NetworkEntry? {
+        let kind = rule(method: raw.method, url: raw.url)
+        if kind == .ignore { return nil }
+        return redacted(raw, metadataOnly: kind == .metadataOnly, restoring: false)
+    }
+
+    /// Stores entries `prepare` made, in order (ids increase in the array's
+    /// order), and tells the listeners once. Returns how many.
+    @discardableResult
+    public func add(prepared entries: [NetworkEntry]) -> Int {
+        var added: [NetworkEntry] = []
+        added.reserveCapacity(entries.count)
+        for e in entries { added.append(appendQuietly(e)) }
+        announce(added)
+        return added.count
     }
 
     /// Entries redacted together by `add(contentsOf:)`.

@@ -73,10 +73,12 @@ struct NetworkCommands {
             // Streamed a batch at a time into the store (HAR.swift "Reading
             // streams"); acknowledged once written: the last batch of the
             // persisted log is committed before the command returns.
-            var ignored = 0
+            // Each entry is redacted on the thread that read it.
+            let store = logger.store
             let result = try logger.importing {
-                try HARImport.readFile(path) { batch in ignored += batch.count - logger.store.add(contentsOf: batch) }
+                try HARImport.readFile(path, prepare: store.prepare) { batch in store.add(prepared: batch) }
             }
+            let ignored = result.ignored
             var fields: [(String, JSON)] = [
                 ("file", .string(path)), ("imported", .int(Int64(result.read - ignored))),
                 ("ignored", .int(Int64(ignored))), ("skipped", .int(Int64(result.skipped.count))),
