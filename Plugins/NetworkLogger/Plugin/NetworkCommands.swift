@@ -230,7 +230,7 @@ enum HARFile {
     static func write(_ pages: LogDatabase.Pages, to path: String) throws -> Int {
         var written = 0
         _ = try TextFile.writeAtomically(to: path) { write in
-            try HARExport.write(pages, creator: (name: "pincer", version: "0.1.0")) { chunk in
+            try HARExport.write(pages, creator: (name: "pincer", version: "0.1.0"), chunkSize: HARExport.fileChunkSize) { chunk in
                 try write(chunk)
                 written += chunk.count
             }
