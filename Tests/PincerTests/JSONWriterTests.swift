@@ -166,6 +166,9 @@ final class JSONWriterTests: XCTestCase {
             XCTAssertEqual(e.requestHeaders, headers)
             XCTAssertEqual(e.requestHeaderList, packed)
         }
+        let mixed = [Header("Cookie", "a=1"), Header("X", "y"), Header("cookie", "b=2"), Header("\u{212A}ookie", "k"), Header("COOKIES", "no")]
+        XCTAssertEqual(HeaderList(mixed).all(named: "cookie"), mixed.filter { $0.name.lowercased() == "cookie" })
+        XCTAssertEqual(HeaderList(mixed).all(named: "Set-Cookie"), [])
         // A non-ASCII name that lowercases to an ASCII one is found as [Header].first finds it.
         let kelvin = [Header("\u{212A}ey", "kelvin"), Header("key", "ascii")]
         XCTAssertEqual(HeaderList(kelvin).first("key"), kelvin.first("key"))

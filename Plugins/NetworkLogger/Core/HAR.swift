@@ -174,7 +174,8 @@ public enum HARExport {
         w.field("httpVersion", entry.httpVersion)
         w.key("cookies")
         w.beginArray()
-        if headers.contains(name: "cookie") { for c in Cookies.request(headers.headers) { w.value(c) } }
+        // Cookies.request reads only the Cookie headers: the others are not built.
+        for c in Cookies.request(headers.all(named: "cookie")) { w.value(c) }
         w.endArray()
         w.key("headers")
         write(headers, into: &w)
@@ -203,7 +204,7 @@ public enum HARExport {
         w.field("httpVersion", entry.httpVersion)
         w.key("cookies")
         w.beginArray()
-        if headers.contains(name: "set-cookie") { for c in Cookies.response(headers.headers) { w.value(c) } }
+        for c in Cookies.response(headers.all(named: "set-cookie")) { w.value(c) }
         w.endArray()
         w.key("headers")
         write(headers, into: &w)

@@ -125,6 +125,25 @@ public struct HeaderList: Sendable, Equatable {
     /// Whether a header of this name is present (case-insensitive).
     public func contains(name: String) -> Bool { first(name) != nil }
 
+    /// The headers of this name (case-insensitive, as `name.lowercased()`
+    /// compares), in order, built without building the others.
+    public func all(named name: String) -> [Header] {
+        let wanted = Array(name.lowercased().utf8)
+        var out: [Header] = []
+        forEach { n, value in
+            if n.contains(where: { $0 >= 0x80 }) {
+                // Non-ASCII: as String.lowercased() says (U+212A KELVIN SIGN lowercases to "k").
+                let text = String(decoding: n, as: UTF8.self)
+                if Array(text.lowercased().utf8) == wanted { out.append(Header(text, String(decoding: value, as: UTF8.self))) }
+                return
+            }
+            guard n.count == wanted.count else { return }
+            for i in 0..<n.count where HeaderList.lower(n[i]) != wanted[i] { return }
+            out.append(Header(String(decoding: n, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+        return out
+    }
+
     @inline(__always)
     private static func lower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
 
