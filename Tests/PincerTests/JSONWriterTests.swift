@@ -1,4 +1,5 @@
 @testable import PincerJSON
+import PincerPluginKit
 import XCTest
 @testable import NetworkLog
 
@@ -185,5 +186,128 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(body.mimeType, "application/x-www-form-urlencoded")
         body.mimeType = "text/x-uncommon-type-of-text"
         XCTAssertEqual(body.mimeType, "text/x-uncommon-type-of-text")
+    }
+}
+
+/// An entry's JSON (the persisted log's rows, `net.entry`) and a HAR entry,
+/// now written through JSONWriter, against the trees they were built as.
+final class EntryWriterTests: XCTestCase {
+    /// The tree NetworkEntry.json built before it was written directly.
+    private func referenceTree(_ e: NetworkEntry) -> JSON {
+        func headers(_ hs: [Header]) -> JSON { .array(hs.map { .object([("name", .string($0.name)), ("value", .string($0.value))]) }) }
+        func body(_ b: Body) -> JSON {
+            var fields: [(String, JSON)] = [("size", .int(Int64(b.size))), ("mimeType", .string(b.mimeType))]
+            switch b.payload {
+            case .none: fields.append(("payload", .string("none")))
+            case .stored(let bytes):
+                fields.append(("payload", .string("stored")))
+                if let text = String(validating: bytes, as: UTF8.self) { fields.append(("text", .string(text))) } else {
+                    fields.append(("base64", .string(Base64.encode(bytes))))
+                }
+            case .withheld(let reason): fields += [("payload", .string("withheld")), ("reason", .string(reason))]
+            case .skipped: fields.append(("payload", .string("skipped")))
+            case .dropped: fields.append(("payload", .string("dropped")))
+            }
+            return .object(fields)
+        }
+        let t = e.timings
+        return .object([
+            ("id", .uint(e.id)), ("source", .string(e.source.rawValue)), ("state", .string(e.state.rawValue)),
+            ("method", .string(e.method)), ("url", .string(e.url)), ("httpVersion", .string(e.httpVersion)),
+            ("startedAt", .double(e.startedAt)), ("recordedAt", .double(e.recordedAt)), ("duration", .double(e.duration)),
+            ("status", e.status.map { .int(Int64($0)) } ?? .null), ("statusText", .string(e.statusText)),
+            ("requestHeaders", headers(e.requestHeaders)), ("requestBody", body(e.requestBody)),
+            ("responseHeaders", headers(e.responseHeaders)), ("responseBody", body(e.responseBody)),
+            ("redirectURL", .string(e.redirectURL)), ("error", e.error.map(JSON.string) ?? .null),
+            ("serverIP", e.serverIP.map(JSON.string) ?? .null), ("stubbed", .bool(e.stubbed)),
+            ("timings", .object([("blocked", .double(t.blocked)), ("dns", .double(t.dns)), ("connect", .double(t.connect)), ("ssl", .double(t.ssl)),
+                                 ("send", .double(t.send)), ("wait", .double(t.wait)), ("receive", .double(t.receive))])),
+            ("notes", .array(e.notes.map(JSON.string))),
+        ])
+    }
+
+    private func entries() -> [NetworkEntry] {
+        var out: [NetworkEntry] = []
+        var a = NetworkEntry(source: .captured, startedAt: 1_750_000_000.25, method: "POST", url: "https://api.example.com/v2/x?q=\"a b\"&k=é")
+        a.id = 42
+        a.recordedAt = 1_750_000_001.5
+        a.requestHeaders = [Header("Content-Type", "application/json; charset=utf-8"), Header("Cookie", "s=1; t=2"), Header("X-Ctl", "a\u{1}\tb")]
+        a.requestBody = Body(payload: .stored(Array(#"{"password":"[REDACTED]","n":1}"#.utf8)), size: 40, mimeType: "application/json")
+        a.state = .complete
+        a.status = 201
+        a.statusText = "Created"
+        a.responseHeaders = [Header("Set-Cookie", "id=9; Path=/; HttpOnly"), Header("Content-Type", "image/png")]
+        a.responseBody = Body(payload: .stored([0x89, 0x50, 0xFF, 0x00, 0x0A]), size: 5, mimeType: "image/png")
+        a.serverIP = "93.184.216.34"
+        a.stubbed = true
+        a.timings.blocked = 0.5
+        a.timings.wait = 20
+        a.timings.receive = .nan
+        a.notes = ["request body withheld: \"why\""]
+        out.append(a)
+        var b = NetworkEntry(source: .imported, startedAt: 0, method: "GET", url: "http://[::1]:8080/")
+        b.state = .failed
+        b.error = "The request timed out."
+        b.requestBody = Body(payload: .withheld(reason: "larger than the 1 MiB body cap"), size: 2 << 20, mimeType: "text/plain")
+        b.responseBody = Body(payload: .dropped, size: 12, mimeType: "")
+        out.append(b)
+        var c = NetworkEntry(source: .manual, startedAt: -1.5e-7, method: "PUT", url: "https://h/")
+        c.state = .pending
+        c.requestBody = Body(payload: .skipped, size: 3, mimeType: "application/x-www-form-urlencoded")
+        c.requestHeaders = [Header("Content-Type", "application/x-www-form-urlencoded")]
+        out.append(c)
+        var d = c
+        d.requestBody = Body(payload: .stored(Array("a=1&b=%20x+y&c".utf8)), size: 15, mimeType: "application/x-www-form-urlencoded")
+        d.responseBody = Body(payload: .stored(Array("caf\u{E9} text".utf8)), size: 10, mimeType: "text/plain")
+        d.responseHeaders = [Header("Content-Type", "text/plain; charset=iso-8859-1")]
+        d.state = .complete
+        d.status = 200
+        out.append(d)
+        return out
+    }
+
+    func testEntryJSONIsWhatTheTreeWrote() throws {
+        for e in entries() {
+            let want = referenceTree(e).serializedBytes()
+            XCTAssertEqual(String(decoding: e.jsonBytes, as: UTF8.self), String(decoding: want, as: UTF8.self))
+            XCTAssertEqual(e.json.serializedBytes(), want)
+            XCTAssertEqual(e.requestBody.json.serializedBytes(), try XCTUnwrap(referenceTree(e)["requestBody"]).serializedBytes())
+            // And it reads back as the same entry (the persisted log's round trip).
+            let back = try NetworkEntry(json: JSON.parse(bytes: e.jsonBytes))
+            XCTAssertEqual(back.requestHeaders, e.requestHeaders)
+            XCTAssertEqual(back.responseHeaders, e.responseHeaders)
+            XCTAssertEqual(back.requestBody, e.requestBody)
+            XCTAssertEqual(back.url, e.url)
+        }
+    }
+
+    /// A HAR entry written straight through the writer parses to the same
+    /// document as before: the fields of every kind of body and response.
+    func testHAREntriesAreValidJSONWithTheirBodies() throws {
+        for e in entries() {
+            let bytes = HARExport.entryBytes(e)
+            let tree = try JSON.parse(bytes: bytes)
+            XCTAssertEqual(tree.serializedBytes(), bytes, "the writer's output is the compact form of its tree")
+            XCTAssertEqual(HARExport.entryJSON(e), tree)
+            let request = try XCTUnwrap(tree["request"])
+            XCTAssertEqual(request["headers"]?.arrayValue?.count, e.requestHeaders.count)
+            if e.requestHeaders.first("Cookie") != nil { XCTAssertEqual(request["cookies"]?.arrayValue?.count, 2) }
+            if case .stored(let bytes) = e.requestBody.payload, bytes.allSatisfy({ $0 < 0x80 }) {
+                XCTAssertEqual(request["postData"]?["text"]?.stringValue, String(decoding: bytes, as: UTF8.self))
+            }
+            if e.state == .complete, let status = e.status {
+                XCTAssertEqual(tree["response"]?["status"]?.int64Value, Int64(status))
+                if case .stored(let bytes) = e.responseBody.payload, let content = tree["response"]?["content"] {
+                    if content["encoding"]?.stringValue == "base64" {
+                        XCTAssertEqual(Base64.decode(content["text"]?.stringValue ?? ""), bytes)
+                    } else {
+                        XCTAssertNotNil(content["text"]?.stringValue)
+                    }
+                }
+            } else {
+                XCTAssertEqual(tree["response"]?["status"]?.int64Value, 0)
+                XCTAssertNotNil(tree["response"]?["_error"]?.stringValue)
+            }
+        }
     }
 }

@@ -262,7 +262,7 @@ public final class LogDatabase: @unchecked Sendable {
         return Row(recordedAt: e.recordedAt, startedAt: e.startedAt, method: e.method, methodKey: e.method.uppercased(),
                    host: URLParts(e.url)?.host ?? "", url: e.url, status: e.status, state: e.state.rawValue,
                    duration: e.duration, responseSize: e.responseBody.size, source: e.source.rawValue, stubbed: e.stubbed,
-                   json: e.json.serializedBytes(), requestBody: requestBody, responseBody: responseBody)
+                   json: e.jsonBytes, requestBody: requestBody, responseBody: responseBody)
     }
 
     private func insert(_ row: Row) throws(SQLiteError) {
@@ -655,6 +655,6 @@ public enum LegacyLog {
 
     /// One entry as a line of this form.
     public static func line(_ entry: NetworkEntry) -> [UInt8] {
-        entry.json.serializedBytes() + [UInt8(ascii: "\n")]
+        entry.jsonBytes + [UInt8(ascii: "\n")]
     }
 }
