@@ -67,24 +67,12 @@ public enum HARExport {
                              creator: (name: String, version: String),
                              chunkSize: Int = 1 << 16,
                              to sink: ([UInt8]) throws -> Void) rethrows {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(chunkSize + (64 << 10))
-        let head = "{\"log\":{\"version\":\"1.2\",\"creator\":{\"name\":\(JSON.quote(creator.name)),\"version\":\(JSON.quote(creator.version))},\"pages\":[],\"entries\":["
-        buffer.append(contentsOf: head.utf8)
+        var document = Document(creator: creator, chunkSize: chunkSize)
         // Batches of entries are turned into bytes on every processor, then
         // written in order: memory stays bounded by one batch.
-        var first = true
         var batch: [NetworkEntry] = []
         func flush() throws {
-            for bytes in Parallel.map(batch, entryBytes) {
-                if !first { buffer.append(UInt8(ascii: ",")) }
-                first = false
-                buffer += bytes
-                if buffer.count >= chunkSize {
-                    try sink(buffer)
-                    buffer.removeAll(keepingCapacity: true)
-                }
-            }
+            for bytes in Parallel.map(batch, entryBytes) { try document.append(entry: bytes, to: sink) }
             batch.removeAll(keepingCapacity: true)
         }
         for entry in entries {
@@ -92,8 +80,42 @@ public enum HARExport {
             if batch.count == Parallel.batchSize { try flush() }
         }
         try flush()
-        buffer.append(contentsOf: "]}}\n".utf8)
-        try sink(buffer)
+        try document.finish(to: sink)
+    }
+
+    /// The document around entries already written (`entryBytes`), handed
+    /// to a sink in chunks of about `chunkSize` bytes: `write` streams
+    /// through it, and so does net.export-har, whose entries are written in
+    /// the pass that reads them from the persisted log.
+    public struct Document {
+        private var buffer: [UInt8] = []
+        private var first = true
+        private let chunkSize: Int
+
+        public init(creator: (name: String, version: String), chunkSize: Int = 1 << 16) {
+            self.chunkSize = chunkSize
+            buffer.reserveCapacity(chunkSize + (64 << 10))
+            let head = "{\"log\":{\"version\":\"1.2\",\"creator\":{\"name\":\(JSON.quote(creator.name)),\"version\":\(JSON.quote(creator.version))},\"pages\":[],\"entries\":["
+            buffer.append(contentsOf: head.utf8)
+        }
+
+        /// One entry's bytes (`entryBytes`), after the ones before.
+        public mutating func append(entry bytes: [UInt8], to sink: ([UInt8]) throws -> Void) rethrows {
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            buffer += bytes
+            if buffer.count >= chunkSize {
+                try sink(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+
+        /// The end of the document, and what is left of it.
+        public mutating func finish(to sink: ([UInt8]) throws -> Void) rethrows {
+            buffer.append(contentsOf: "]}}\n".utf8)
+            try sink(buffer)
+            buffer = []
+        }
     }
 
     /// The whole document in memory: for small logs and tests.
@@ -132,7 +154,7 @@ public enum HARExport {
     /// One HAR entry object's bytes, written straight through JSONWriter
     /// (no tree: building and freeing one per entry was most of an
     /// export's time).
-    static func entryBytes(_ entry: NetworkEntry) -> [UInt8] {
+    @Sendable public static func entryBytes(_ entry: NetworkEntry) -> [UInt8] {
         // About what the entry takes: its bodies (base64 grows by a third) and a page of the rest.
         let bodies = entry.requestBody.storedByteCount + entry.responseBody.storedByteCount
         var w = JSONWriter(capacity: bodies + bodies / 3 + 4096)
