@@ -3,19 +3,56 @@
 /// (bodies as text when they are UTF-8, else base64).
 import PincerPluginKit
 extension NetworkEntry {
+    /// The entry's JSON as a tree (what `jsonBytes` writes, parsed back).
     public var json: JSON {
-        let fields: [(String, JSON)] = [
-            ("id", .uint(id)), ("source", .string(source.rawValue)), ("state", .string(state.rawValue)),
-            ("method", .string(method)), ("url", .string(url)), ("httpVersion", .string(httpVersion)),
-            ("startedAt", .double(startedAt)), ("recordedAt", .double(recordedAt)), ("duration", .double(duration)),
-            ("status", status.map { .int(Int64($0)) } ?? .null), ("statusText", .string(statusText)),
-            ("requestHeaders", Header.json(requestHeaders)), ("requestBody", requestBody.json),
-            ("responseHeaders", Header.json(responseHeaders)), ("responseBody", responseBody.json),
-            ("redirectURL", .string(redirectURL)), ("error", error.map(JSON.string) ?? .null),
-            ("serverIP", serverIP.map(JSON.string) ?? .null), ("stubbed", .bool(stubbed)),
-            ("timings", timings.json), ("notes", .array(notes.map(JSON.string))),
-        ]
-        return .object(fields)
+        // The writer's output is JSON by construction.
+        (try? JSON.parse(bytes: jsonBytes)) ?? .null
+    }
+
+    /// The entry's JSON text, written straight through JSONWriter (headers
+    /// from their packed bytes): the persisted log serialises every entry
+    /// it stores through here.
+    public var jsonBytes: [UInt8] {
+        var w = JSONWriter(capacity: requestBody.storedByteCount + responseBody.storedByteCount + 2048)
+        write(into: &w)
+        return w.finish()
+    }
+
+    func write(into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("id"); w.uint(id)
+        w.field("source", source.rawValue)
+        w.field("state", state.rawValue)
+        w.field("method", method)
+        w.field("url", url)
+        w.field("httpVersion", httpVersion)
+        w.field("startedAt", startedAt)
+        w.field("recordedAt", recordedAt)
+        w.field("duration", duration)
+        w.key("status")
+        if let status { w.int(Int64(status)) } else { w.null() }
+        w.field("statusText", statusText)
+        w.key("requestHeaders")
+        Header.write(requestHeaderList, into: &w)
+        w.key("requestBody")
+        requestBody.write(into: &w)
+        w.key("responseHeaders")
+        Header.write(responseHeaderList, into: &w)
+        w.key("responseBody")
+        responseBody.write(into: &w)
+        w.field("redirectURL", redirectURL)
+        w.key("error")
+        if let error { w.string(error) } else { w.null() }
+        w.key("serverIP")
+        if let serverIP { w.string(serverIP) } else { w.null() }
+        w.field("stubbed", stubbed)
+        w.key("timings")
+        timings.write(into: &w)
+        w.key("notes")
+        w.beginArray()
+        for note in notes { w.string(note) }
+        w.endArray()
+        w.endObject()
     }
 
     /// One line of `net.list`.
@@ -95,8 +132,18 @@ public struct EntryDecodingError: Error, Sendable, CustomStringConvertible {
 }
 
 extension Header {
-    static func json(_ headers: [Header]) -> JSON {
-        .array(headers.map { .object([("name", .string($0.name)), ("value", .string($0.value))]) })
+    /// `[{"name": ..., "value": ...}]` from the packed bytes (no Strings made).
+    static func write(_ headers: HeaderList, into w: inout JSONWriter) {
+        w.beginArray()
+        headers.forEach { name, value in
+            w.beginObject()
+            w.key("name")
+            w.string(utf8: name)
+            w.key("value")
+            w.string(utf8: value)
+            w.endObject()
+        }
+        w.endArray()
     }
 
     static func decode(_ json: JSON?) throws(EntryDecodingError) -> [Header] {
@@ -113,24 +160,33 @@ extension Header {
 }
 
 extension Body {
+    /// The body's JSON as a tree (what `write(into:)` writes, parsed back).
     public var json: JSON {
-        var fields: [(String, JSON)] = [("size", .int(Int64(size))), ("mimeType", .string(mimeType))]
+        var w = JSONWriter()
+        write(into: &w)
+        return (try? JSON.parse(bytes: w.finish())) ?? .null
+    }
+
+    func write(into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("size", Int64(size))
+        w.field("mimeType", mimeType)
         switch payload {
-        case .none: fields.append(("payload", .string("none")))
+        case .none: w.field("payload", "none")
         case .stored(let bytes):
-            fields.append(("payload", .string("stored")))
+            w.field("payload", "stored")
             if let text = String(validating: bytes, as: UTF8.self) {
-                fields.append(("text", .string(text)))
+                w.field("text", text)
             } else {
-                fields.append(("base64", .string(Base64.encode(bytes))))
+                w.field("base64", Base64.encode(bytes))
             }
         case .withheld(let reason):
-            fields.append(("payload", .string("withheld")))
-            fields.append(("reason", .string(reason)))
-        case .skipped: fields.append(("payload", .string("skipped")))
-        case .dropped: fields.append(("payload", .string("dropped")))
+            w.field("payload", "withheld")
+            w.field("reason", reason)
+        case .skipped: w.field("payload", "skipped")
+        case .dropped: w.field("payload", "dropped")
         }
-        return .object(fields)
+        w.endObject()
     }
 
     init(json: JSON?) throws(EntryDecodingError) {
@@ -157,9 +213,16 @@ extension Body {
 }
 
 extension Timings {
-    var json: JSON {
-        .object([("blocked", .double(blocked)), ("dns", .double(dns)), ("connect", .double(connect)), ("ssl", .double(ssl)),
-                 ("send", .double(send)), ("wait", .double(wait)), ("receive", .double(receive))])
+    func write(into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("blocked", blocked)
+        w.field("dns", dns)
+        w.field("connect", connect)
+        w.field("ssl", ssl)
+        w.field("send", send)
+        w.field("wait", wait)
+        w.field("receive", receive)
+        w.endObject()
     }
 
     init(json: JSON) {

@@ -67,28 +67,12 @@ public enum HARExport {
                              creator: (name: String, version: String),
                              chunkSize: Int = 1 << 16,
                              to sink: ([UInt8]) throws -> Void) rethrows {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(chunkSize + 1024)
-        let head = "{\"log\":{\"version\":\"1.2\",\"creator\":{\"name\":\(JSON.quote(creator.name)),\"version\":\(JSON.quote(creator.version))},\"pages\":[],\"entries\":["
-        buffer.append(contentsOf: head.utf8)
+        var document = Document(creator: creator, chunkSize: chunkSize)
         // Batches of entries are turned into bytes on every processor, then
         // written in order: memory stays bounded by one batch.
-        var first = true
         var batch: [NetworkEntry] = []
         func flush() throws {
-            for bytes in Parallel.map(batch, { e -> [UInt8] in
-                var out: [UInt8] = []
-                entryJSON(e).write(into: &out)
-                return out
-            }) {
-                if !first { buffer.append(UInt8(ascii: ",")) }
-                first = false
-                buffer += bytes
-                if buffer.count >= chunkSize {
-                    try sink(buffer)
-                    buffer.removeAll(keepingCapacity: true)
-                }
-            }
+            for bytes in Parallel.map(batch, entryBytes) { try document.append(entry: bytes, to: sink) }
             batch.removeAll(keepingCapacity: true)
         }
         for entry in entries {
@@ -96,8 +80,42 @@ public enum HARExport {
             if batch.count == Parallel.batchSize { try flush() }
         }
         try flush()
-        buffer.append(contentsOf: "]}}\n".utf8)
-        try sink(buffer)
+        try document.finish(to: sink)
+    }
+
+    /// The document around entries already written (`entryBytes`), handed
+    /// to a sink in chunks of about `chunkSize` bytes: `write` streams
+    /// through it, and so does net.export-har, whose entries are written in
+    /// the pass that reads them from the persisted log.
+    public struct Document {
+        private var buffer: [UInt8] = []
+        private var first = true
+        private let chunkSize: Int
+
+        public init(creator: (name: String, version: String), chunkSize: Int = 1 << 16) {
+            self.chunkSize = chunkSize
+            buffer.reserveCapacity(chunkSize + (64 << 10))
+            let head = "{\"log\":{\"version\":\"1.2\",\"creator\":{\"name\":\(JSON.quote(creator.name)),\"version\":\(JSON.quote(creator.version))},\"pages\":[],\"entries\":["
+            buffer.append(contentsOf: head.utf8)
+        }
+
+        /// One entry's bytes (`entryBytes`), after the ones before.
+        public mutating func append(entry bytes: [UInt8], to sink: ([UInt8]) throws -> Void) rethrows {
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            buffer += bytes
+            if buffer.count >= chunkSize {
+                try sink(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+
+        /// The end of the document, and what is left of it.
+        public mutating func finish(to sink: ([UInt8]) throws -> Void) rethrows {
+            buffer.append(contentsOf: "]}}\n".utf8)
+            try sink(buffer)
+            buffer = []
+        }
     }
 
     /// The whole document in memory: for small logs and tests.
@@ -116,7 +134,7 @@ public enum HARExport {
                                  to path: String) throws -> Int {
         var written = 0
         try TextFile.writeAtomically(to: path) { write in
-            try HARExport.write(entries, creator: creator) { chunk in
+            try HARExport.write(entries, creator: creator, chunkSize: fileChunkSize) { chunk in
                 try write(chunk)
                 written += chunk.count
             }
@@ -124,132 +142,231 @@ public enum HARExport {
         return written
     }
 
-    /// One HAR entry object.
+    /// What a file is written in: one write(2) a MiB.
+    public static let fileChunkSize = 1 << 20
+
+    /// One HAR entry object, as a tree (what `write` streams, parsed back).
     public static func entryJSON(_ entry: NetworkEntry) -> JSON {
+        // The writer's output is JSON by construction.
+        (try? JSON.parse(bytes: entryBytes(entry))) ?? .null
+    }
+
+    /// One HAR entry object's bytes, written straight through JSONWriter
+    /// (no tree: building and freeing one per entry was most of an
+    /// export's time).
+    @Sendable public static func entryBytes(_ entry: NetworkEntry) -> [UInt8] {
+        // About what the entry takes: its bodies (base64 grows by a third) and a page of the rest.
+        let bodies = entry.requestBody.storedByteCount + entry.responseBody.storedByteCount
+        var w = JSONWriter(capacity: bodies + bodies / 3 + 4096)
+        write(entry, into: &w)
+        return w.finish()
+    }
+
+    static func write(_ entry: NetworkEntry, into w: inout JSONWriter) {
         let timings = HARTimings(entry.timings)
         let responded = entry.state == .complete && entry.status != nil
-        var fields: [(String, JSON)] = [
-            ("startedDateTime", .string(HARDate.format(entry.startedAt))),
-            ("time", .double(timings.time)),
-            ("request", request(entry)),
-            ("response", responded ? response(entry) : failedResponse(entry)),
-            ("cache", .object([])),
-            ("timings", timings.json),
-        ]
-        if let ip = entry.serverIP.flatMap(IPAddress.normalized) {
-            fields.append(("serverIPAddress", .string(ip)))
+        w.beginObject()
+        w.field("startedDateTime", HARDate.format(entry.startedAt))
+        w.field("time", timings.time)
+        w.key("request")
+        request(entry, into: &w)
+        w.key("response")
+        if responded { response(entry, into: &w) } else { failedResponse(entry, into: &w) }
+        w.key("cache")
+        w.beginObject()
+        w.endObject()
+        w.key("timings")
+        timings.write(into: &w)
+        if let ip = entry.serverIP.flatMap(IPAddress.normalized) { w.field("serverIPAddress", ip) }
+        if entry.stubbed { w.field("_stubbed", true) }
+        if !entry.notes.isEmpty {
+            w.key("_notes")
+            w.beginArray()
+            for note in entry.notes { w.string(note) }
+            w.endArray()
         }
-        if entry.stubbed { fields.append(("_stubbed", .bool(true))) }
-        if !entry.notes.isEmpty { fields.append(("_notes", .array(entry.notes.map(JSON.string)))) }
-        return .object(fields)
+        w.endObject()
     }
 
-    private static func request(_ entry: NetworkEntry) -> JSON {
-        var fields: [(String, JSON)] = [
-            ("method", .string(entry.method)),
-            ("url", .string(URIText.escaped(entry.url))),
-            ("httpVersion", .string(entry.httpVersion)),
-            ("cookies", .array(Cookies.request(entry.requestHeaders))),
-            ("headers", headers(entry.requestHeaders)),
-            ("queryString", .array(queryString(entry.url))),
-        ]
+    private static func request(_ entry: NetworkEntry, into w: inout JSONWriter) {
+        let headers = entry.requestHeaderList
+        w.beginObject()
+        w.field("method", entry.method)
+        w.field("url", URIText.escaped(entry.url))
+        w.field("httpVersion", entry.httpVersion)
+        w.key("cookies")
+        w.beginArray()
+        // Cookies.request reads only the Cookie headers: the others are not built.
+        for c in Cookies.request(headers.all(named: "cookie")) { w.value(c) }
+        w.endArray()
+        w.key("headers")
+        write(headers, into: &w)
+        w.key("queryString")
+        w.beginArray()
+        if let query = URLParts(entry.url)?.query {
+            for pair in FormEncoding.pairs(query) { nameValue(pair.name, pair.value, into: &w) }
+        }
+        w.endArray()
         let body = entry.requestBody
         if body.payload != .none || body.size > 0 {
-            fields.append(("postData", postData(body, contentType: entry.requestHeaders.first("Content-Type"))))
+            w.key("postData")
+            postData(body, contentType: headers.first("Content-Type"), into: &w)
         }
-        fields.append(("headersSize", .int(-1)))
-        fields.append(("bodySize", .int(Int64(bodySize(body)))))
-        return .object(fields)
+        w.field("headersSize", Int64(-1))
+        w.field("bodySize", Int64(bodySize(body)))
+        w.endObject()
     }
 
-    private static func response(_ entry: NetworkEntry) -> JSON {
+    private static func response(_ entry: NetworkEntry, into w: inout JSONWriter) {
         let body = entry.responseBody
-        var fields: [(String, JSON)] = [
-            ("status", .int(Int64(entry.status ?? 0))),
-            ("statusText", .string(entry.statusText)),
-            ("httpVersion", .string(entry.httpVersion)),
-            ("cookies", .array(Cookies.response(entry.responseHeaders))),
-            ("headers", headers(entry.responseHeaders)),
-            ("content", content(body, contentType: entry.responseHeaders.first("Content-Type"))),
-            ("redirectURL", .string(entry.redirectURL)),
-            ("headersSize", .int(-1)),
-            ("bodySize", .int(Int64(bodySize(body)))),
-        ]
-        if let error = entry.error { fields.append(("_error", .string(error))) }
-        return .object(fields)
+        let headers = entry.responseHeaderList
+        w.beginObject()
+        w.field("status", Int64(entry.status ?? 0))
+        w.field("statusText", entry.statusText)
+        w.field("httpVersion", entry.httpVersion)
+        w.key("cookies")
+        w.beginArray()
+        for c in Cookies.response(headers.all(named: "set-cookie")) { w.value(c) }
+        w.endArray()
+        w.key("headers")
+        write(headers, into: &w)
+        w.key("content")
+        content(body, contentType: headers.first("Content-Type"), into: &w)
+        w.field("redirectURL", entry.redirectURL)
+        w.field("headersSize", Int64(-1))
+        w.field("bodySize", Int64(bodySize(body)))
+        if let error = entry.error { w.field("_error", error) }
+        w.endObject()
     }
 
-    private static func failedResponse(_ entry: NetworkEntry) -> JSON {
+    private static func failedResponse(_ entry: NetworkEntry, into w: inout JSONWriter) {
         let error = entry.error ?? (entry.state == .pending ? "no response yet (the request was still pending)" : "no response")
-        return .object([
-            ("status", .int(0)),
-            ("statusText", .string("")),
-            ("httpVersion", .string("")),
-            ("cookies", .array([])),
-            ("headers", .array([])),
-            ("content", .object([("size", .int(0)), ("mimeType", .string("x-unknown"))])),
-            ("redirectURL", .string("")),
-            ("headersSize", .int(-1)),
-            ("bodySize", .int(0)),
-            ("_error", .string(error)),
-        ])
+        w.beginObject()
+        w.field("status", Int64(0))
+        w.field("statusText", "")
+        w.field("httpVersion", "")
+        w.key("cookies")
+        w.beginArray()
+        w.endArray()
+        w.key("headers")
+        w.beginArray()
+        w.endArray()
+        w.key("content")
+        w.beginObject()
+        w.field("size", Int64(0))
+        w.field("mimeType", "x-unknown")
+        w.endObject()
+        w.field("redirectURL", "")
+        w.field("headersSize", Int64(-1))
+        w.field("bodySize", Int64(0))
+        w.field("_error", error)
+        w.endObject()
     }
 
-    private static func headers(_ headers: [Header]) -> JSON {
-        .array(headers.map { .object([("name", .string($0.name)), ("value", .string($0.value))]) })
+    /// `[{"name": ..., "value": ...}]` from the packed bytes (no Strings made).
+    private static func write(_ headers: HeaderList, into w: inout JSONWriter) {
+        w.beginArray()
+        headers.forEach { name, value in
+            w.beginObject()
+            w.key("name")
+            w.string(utf8: name)
+            w.key("value")
+            w.string(utf8: value)
+            w.endObject()
+        }
+        w.endArray()
+    }
+
+    private static func nameValue(_ name: String, _ value: String, into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("name", name)
+        w.field("value", value)
+        w.endObject()
     }
 
     private static func bodySize(_ body: Body) -> Int {
         max(body.size, body.bytes?.count ?? 0)
     }
 
-    private static func content(_ body: Body, contentType: String?) -> JSON {
-        let mime = contentType ?? (body.mimeType.isEmpty ? "x-unknown" : body.mimeType)
-        var fields: [(String, JSON)] = [("size", .int(Int64(bodySize(body)))), ("mimeType", .string(mime))]
-        if case .stored(let bytes) = body.payload {
-            if let text = HARCharset.responseText(bytes, mediaType: BodyText.mediaTypeOf(body, contentType: contentType),
-                                                  contentType: contentType) {
-                fields.append(("text", .string(text)))
-            } else {
-                fields.append(("text", .string(Base64.encode(bytes))))
-                fields.append(("encoding", .string("base64")))
+    /// Whether every byte is ASCII, eight at a time: such a body is its own
+    /// text for every reader and charset rule (what HARCharset decides first).
+    static func isASCII(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { b in
+            guard let base = b.baseAddress else { return true }
+            var i = 0
+            var any: UInt64 = 0
+            while b.count - i >= 8 {
+                any |= UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                i += 8
             }
-        } else {
-            appendMissing(body, to: &fields)
+            while i < b.count { any |= UInt64(b[i]); i += 1 }
+            return any & 0x8080_8080_8080_8080 == 0
         }
-        return .object(fields)
     }
 
-    private static func postData(_ body: Body, contentType: String?) -> JSON {
+    private static func content(_ body: Body, contentType: String?, into w: inout JSONWriter) {
+        let mime = contentType ?? (body.mimeType.isEmpty ? "x-unknown" : body.mimeType)
+        w.beginObject()
+        w.field("size", Int64(bodySize(body)))
+        w.field("mimeType", mime)
+        if case .stored(let bytes) = body.payload {
+            let mediaType = BodyText.mediaTypeOf(body, contentType: contentType)
+            if BodyText.isTextual(mediaType) && isASCII(bytes) {
+                // What HARCharset.responseText returns for it, without the String.
+                w.key("text")
+                bytes.withUnsafeBufferPointer { w.string(utf8: $0) }
+            } else if let text = HARCharset.responseText(bytes, mediaType: mediaType, contentType: contentType) {
+                w.field("text", text)
+            } else {
+                w.field("text", Base64.encode(bytes))
+                w.field("encoding", "base64")
+            }
+        } else {
+            writeMissing(body, into: &w)
+        }
+        w.endObject()
+    }
+
+    private static func postData(_ body: Body, contentType: String?, into w: inout JSONWriter) {
         let mime = contentType ?? body.mimeType
-        var fields: [(String, JSON)] = [("mimeType", .string(mime))]
+        w.beginObject()
+        w.field("mimeType", mime)
         guard case .stored(let bytes) = body.payload else {
             // HAR 1.2 requires `text`; the comment and _bodyWithheld say why it is empty.
-            fields.append(("text", .string("")))
-            appendMissing(body, to: &fields)
-            return .object(fields)
+            w.field("text", "")
+            writeMissing(body, into: &w)
+            w.endObject()
+            return
         }
-        switch HARCharset.requestText(bytes, contentType: contentType) {
-        case .text(let text):
-            fields.append(("text", .string(text)))
-        case .latin1(let text):
-            fields.append(("text", .string(text)))
-            fields.append(("_encoding", .string("latin-1")))
-        case .base64(let text, let why):
-            fields.append(("text", .string(text)))
-            fields.append(("_encoding", .string("base64")))
-            fields.append(("comment", .string(why)))
+        if isASCII(bytes) {
+            // HARCharset.requestText's .text for it, without the String.
+            w.key("text")
+            bytes.withUnsafeBufferPointer { w.string(utf8: $0) }
+        } else {
+            switch HARCharset.requestText(bytes, contentType: contentType) {
+            case .text(let text):
+                w.field("text", text)
+            case .latin1(let text):
+                w.field("text", text)
+                w.field("_encoding", "latin-1")
+            case .base64(let text, let why):
+                w.field("text", text)
+                w.field("_encoding", "base64")
+                w.field("comment", why)
+            }
         }
         if BodyText.mediaTypeOf(body, contentType: contentType) == "application/x-www-form-urlencoded",
            let text = String(validating: bytes, as: UTF8.self) {
-            let params = FormEncoding.pairs(text).map { JSON.object([("name", .string($0.name)), ("value", .string($0.value))]) }
-            fields.append(("params", .array(params)))
+            w.key("params")
+            w.beginArray()
+            for pair in FormEncoding.pairs(text) { nameValue(pair.name, pair.value, into: &w) }
+            w.endArray()
         }
-        return .object(fields)
+        w.endObject()
     }
 
     /// A body the log does not hold (or never had): why, for our import and for people.
-    private static func appendMissing(_ body: Body, to fields: inout [(String, JSON)]) {
+    private static func writeMissing(_ body: Body, into w: inout JSONWriter) {
         let state: String
         let reason: String
         switch body.payload {
@@ -257,7 +374,7 @@ public enum HARExport {
             return
         case .none:
             guard body.size > 0 else { return }
-            fields.append(("comment", .string("not recorded")))
+            w.field("comment", "not recorded")
             return
         case .withheld(let why):
             state = "withheld"
@@ -269,14 +386,9 @@ public enum HARExport {
             state = "dropped"
             reason = BodyText.droppedReason
         }
-        fields.append(("_bodyState", .string(state)))
-        fields.append(("_bodyWithheld", .string(reason)))
-        fields.append(("comment", .string("body not included (\(state)): \(reason)")))
-    }
-
-    private static func queryString(_ url: String) -> [JSON] {
-        guard let query = URLParts(url)?.query else { return [] }
-        return FormEncoding.pairs(query).map { .object([("name", .string($0.name)), ("value", .string($0.value))]) }
+        w.field("_bodyState", state)
+        w.field("_bodyWithheld", reason)
+        w.field("comment", "body not included (\(state)): \(reason)")
     }
 }
 
@@ -302,9 +414,16 @@ struct HARTimings {
         [blocked, dns, connect].filter { $0 >= 0 }.reduce(0, +) + send + wait + receive
     }
 
-    var json: JSON {
-        .object([("blocked", .double(blocked)), ("dns", .double(dns)), ("connect", .double(connect)),
-                 ("ssl", .double(ssl)), ("send", .double(send)), ("wait", .double(wait)), ("receive", .double(receive))])
+    func write(into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("blocked", blocked)
+        w.field("dns", dns)
+        w.field("connect", connect)
+        w.field("ssl", ssl)
+        w.field("send", send)
+        w.field("wait", wait)
+        w.field("receive", receive)
+        w.endObject()
     }
 }
 

@@ -267,7 +267,7 @@ public final class LogDatabase: @unchecked Sendable {
         return Row(recordedAt: e.recordedAt, startedAt: e.startedAt, method: e.method, methodKey: e.method.uppercased(),
                    host: URLParts(e.url)?.host ?? "", url: e.url, status: e.status, state: e.state.rawValue,
                    duration: e.duration, responseSize: e.responseBody.size, source: e.source.rawValue, stubbed: e.stubbed,
-                   json: e.json.serializedBytes(), requestBody: requestBody, responseBody: responseBody)
+                   json: e.jsonBytes, requestBody: requestBody, responseBody: responseBody)
     }
 
     private func insert(_ row: Row) throws(SQLiteError) {
@@ -397,6 +397,48 @@ public final class LogDatabase: @unchecked Sendable {
         }
     }
 
+    /// Every entry matching `filter`, in id order, a page of `limit` rows at
+    /// a time, each turned into an `R` by `transform` on every processor in
+    /// the same pass that decodes it: a page's entries are never held
+    /// together, only their results, which `body` gets page by page
+    /// (net.export-har writes each entry's HAR bytes so).
+    public func forEachPage<R: Sendable>(filter: NetworkFilter, limit: Int = 1024,
+                                         transform: @escaping @Sendable (NetworkEntry) -> R,
+                                         _ body: ([R]) throws -> Void) throws {
+        let condition = Self.numbered(filter.sqlCondition)
+        let exact = condition?.exact == true
+        let sql = Self.pageSQL(condition, needFull: true, descending: false, fromTheEnd: false)
+        let path = self.path
+        var after: UInt64 = 0
+        while true {
+            settle()
+            // The rows' bytes are copied under the lock; they are decoded after it.
+            let raws = try lock.withLock { _ throws(SQLiteError) -> [RawRow] in
+                let s = try file.statement(sql)
+                defer { s.reset() }
+                try s.bind(1, int64: Int64(clamping: after))
+                try s.bind(2, int64: Int64(limit))
+                try LogDatabase.bind(condition?.arguments ?? [], to: s, from: 3)
+                var raws: [RawRow] = []
+                while try s.step("reading a page of the log") { raws.append(RawRow(s, jsonColumn: 10)) }
+                return raws
+            }
+            guard let last = raws.last else { return }
+            let results = Parallel.map(raws) { raw in
+                Result { () throws(SQLiteError) -> R? in
+                    let entry = try raw.decode(path: path)
+                    return exact || filter.matches(entry) ? transform(entry) : nil
+                }
+            }
+            var page: [R] = []
+            page.reserveCapacity(results.count)
+            for r in results { if let value = try r.get() { page.append(value) } }
+            try body(page)
+            if raws.count < limit { return }
+            after = last.id
+        }
+    }
+
     /// A row's entry as stored: its id, JSON and body columns (copied out of the statement).
     private struct RawRow: Sendable {
         let id: UInt64
@@ -436,49 +478,6 @@ public final class LogDatabase: @unchecked Sendable {
             }
             guard let next else { return }
             after = next
-        }
-    }
-
-    /// The entries matching `filter` as a sequence read a page at a time
-    /// (net.export-har streams it): one pass; a read error ends it early
-    /// and is left in `error`.
-    public func pages(filter: NetworkFilter) -> Pages { Pages(self, filter) }
-
-    public final class Pages: Sequence, IteratorProtocol {
-        private let db: LogDatabase
-        private let filter: NetworkFilter
-        private var after: UInt64 = 0
-        private var buffer: [NetworkEntry] = []
-        private var index = 0
-        private var done = false
-        /// Why the sequence ended early, if it did.
-        public private(set) var error: SQLiteError?
-        /// Entries yielded so far.
-        public private(set) var count = 0
-
-        init(_ db: LogDatabase, _ filter: NetworkFilter) {
-            self.db = db
-            self.filter = filter
-        }
-
-        public func next() -> NetworkEntry? {
-            while index >= buffer.count {
-                if done { return nil }
-                do throws(SQLiteError) {
-                    // Pages of 1,024: each is decoded on every processor.
-                    let (entries, next) = try db.page(filter: filter, after: after, limit: 1024)
-                    buffer = entries
-                    index = 0
-                    if let next { after = next } else { done = true }
-                } catch {
-                    self.error = error
-                    done = true
-                    return nil
-                }
-            }
-            defer { index += 1 }
-            count += 1
-            return buffer[index]
         }
     }
 
@@ -660,6 +659,6 @@ public enum LegacyLog {
 
     /// One entry as a line of this form.
     public static func line(_ entry: NetworkEntry) -> [UInt8] {
-        entry.json.serializedBytes() + [UInt8(ascii: "\n")]
+        entry.jsonBytes + [UInt8(ascii: "\n")]
     }
 }

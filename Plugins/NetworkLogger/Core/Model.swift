@@ -15,6 +15,144 @@ public struct Header: Sendable, Equatable {
     }
 }
 
+/// Headers in order, held as one exactly sized buffer: for each header its
+/// name's and its value's UTF-8 length (LEB128), then the bytes. A log of
+/// 100,000 entries holds two million headers; as `[Header]` each was two
+/// Strings, most of them a heap object of their own (about 40 bytes over
+/// their text), and an array slot. `headers` builds the `[Header]` form on
+/// demand; exports read the bytes as they are (`forEach`).
+public struct HeaderList: Sendable, Equatable {
+    private var storage: [UInt8]
+
+    public init() { storage = [] }
+
+    public init(_ headers: [Header]) {
+        var total = 0
+        for h in headers {
+            let n = h.name.utf8.count, v = h.value.utf8.count
+            total += HeaderList.lengthSize(n) + n + HeaderList.lengthSize(v) + v
+        }
+        guard !headers.isEmpty else { storage = []; return }
+        storage = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var at = 0
+            func put(_ s: String) {
+                var s = s
+                s.withUTF8 { text in
+                    var n = text.count
+                    // LEB128: seven bits a byte, low bits first.
+                    while n >= 0x80 {
+                        buffer[at] = UInt8(truncatingIfNeeded: n) | 0x80
+                        n >>= 7
+                        at += 1
+                    }
+                    buffer[at] = UInt8(n)
+                    at += 1
+                    if let base = text.baseAddress {
+                        UnsafeMutableRawPointer(buffer.baseAddress! + at).copyMemory(from: base, byteCount: text.count)
+                    }
+                    at += text.count
+                }
+            }
+            for h in headers {
+                put(h.name)
+                put(h.value)
+            }
+            initialized = at
+        }
+    }
+
+    private static func lengthSize(_ n: Int) -> Int {
+        var size = 1, n = n
+        while n >= 0x80 { n >>= 7; size += 1 }
+        return size
+    }
+
+    /// Each header's name and value as UTF-8 bytes, in order (valid only during the call).
+    public func forEach(_ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+        try storage.withUnsafeBufferPointer { b in
+            var at = 0
+            // The buffer is only ever written by init: its lengths are within it.
+            func take() -> UnsafeBufferPointer<UInt8> {
+                var n = 0, shift = 0
+                while b[at] & 0x80 != 0 {
+                    n |= Int(b[at] & 0x7F) << shift
+                    shift += 7
+                    at += 1
+                }
+                n |= Int(b[at]) << shift
+                at += 1
+                defer { at += n }
+                return UnsafeBufferPointer(rebasing: b[at..<(at + n)])
+            }
+            while at < b.count {
+                let name = take()
+                let value = take()
+                try body(name, value)
+            }
+        }
+    }
+
+    /// The headers as values.
+    public var headers: [Header] {
+        var out: [Header] = []
+        forEach { name, value in
+            out.append(Header(String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+        return out
+    }
+
+    public var isEmpty: Bool { storage.isEmpty }
+
+    /// The first value of a header, by case-insensitive name (as `[Header].first`).
+    public func first(_ name: String) -> String? {
+        let wanted = Array(name.utf8)
+        // ASCII names compare byte by byte; anything else as `[Header].first` does.
+        guard wanted.allSatisfy({ $0 < 0x80 }) else { return headers.first(name) }
+        var found: String?
+        var fallback = false
+        forEach { n, value in
+            guard found == nil, !fallback else { return }
+            // A non-ASCII name may still lowercase to an ASCII one (U+212A KELVIN SIGN is "k").
+            if n.contains(where: { $0 >= 0x80 }) { fallback = true; return }
+            guard n.count == wanted.count else { return }
+            for i in 0..<n.count where HeaderList.lower(n[i]) != HeaderList.lower(wanted[i]) { return }
+            found = String(decoding: value, as: UTF8.self)
+        }
+        if fallback { return headers.first(name) }
+        return found
+    }
+
+    /// Whether a header of this name is present (case-insensitive).
+    public func contains(name: String) -> Bool { first(name) != nil }
+
+    /// The headers of this name (case-insensitive, as `name.lowercased()`
+    /// compares), in order, built without building the others.
+    public func all(named name: String) -> [Header] {
+        let wanted = Array(name.lowercased().utf8)
+        var out: [Header] = []
+        forEach { n, value in
+            if n.contains(where: { $0 >= 0x80 }) {
+                // Non-ASCII: as String.lowercased() says (U+212A KELVIN SIGN lowercases to "k").
+                let text = String(decoding: n, as: UTF8.self)
+                if Array(text.lowercased().utf8) == wanted { out.append(Header(text, String(decoding: value, as: UTF8.self))) }
+                return
+            }
+            guard n.count == wanted.count else { return }
+            for i in 0..<n.count where HeaderList.lower(n[i]) != wanted[i] { return }
+            out.append(Header(String(decoding: n, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+        return out
+    }
+
+    @inline(__always)
+    private static func lower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+
+    /// Equal as `[Header]`s are (String equality): the same bytes are.
+    public static func == (a: HeaderList, b: HeaderList) -> Bool {
+        a.storage == b.storage || a.headers == b.headers
+    }
+}
+
 /// What the log keeps of a request or response body.
 public enum BodyPayload: Sendable, Equatable {
     /// There was no body.
@@ -37,14 +175,39 @@ public struct Body: Sendable, Equatable {
     /// Size of the original body in bytes (as sent or received).
     public var size: Int
     /// The Content-Type's media type, lowercased, without parameters; "" when unknown.
-    public var mimeType: String
+    public var mimeType: String {
+        didSet { mimeType = Body.interned(mimeType) }
+    }
 
     public static let empty = Body(payload: .none, size: 0, mimeType: "")
 
     public init(payload: BodyPayload, size: Int, mimeType: String) {
         self.payload = payload
         self.size = size
-        self.mimeType = mimeType
+        self.mimeType = Body.interned(mimeType)
+    }
+
+    /// A common media type as the literal it equals: a literal needs no
+    /// memory of its own, and "application/json" (16 bytes) is one byte too
+    /// long for a String held inline, so each body would carry a heap copy.
+    static func interned(_ m: String) -> String {
+        guard m.utf8.count > 15 else { return m }
+        switch m {
+        case "application/json": return "application/json"
+        case "application/javascript": return "application/javascript"
+        case "application/x-www-form-urlencoded": return "application/x-www-form-urlencoded"
+        case "application/octet-stream": return "application/octet-stream"
+        case "application/xml": return "application/xml"
+        case "multipart/form-data": return "multipart/form-data"
+        case "application/graphql": return "application/graphql"
+        case "application/x-ndjson": return "application/x-ndjson"
+        case "application/problem+json": return "application/problem+json"
+        case "application/manifest+json": return "application/manifest+json"
+        case "application/vnd.api+json": return "application/vnd.api+json"
+        case "application/x-protobuf": return "application/x-protobuf"
+        case "application/grpc-web+proto": return "application/grpc-web+proto"
+        default: return m
+        }
     }
 
     /// The bytes the log holds, if it holds them.
@@ -111,14 +274,24 @@ public struct NetworkEntry: Sendable, Equatable {
     /// The (redacted) URL.
     public var url: String
     public var httpVersion: String = "HTTP/1.1"
-    public var requestHeaders: [Header] = []
+    /// The request headers, held packed (`requestHeaderList`): this builds them.
+    public var requestHeaders: [Header] {
+        get { requestHeaderList.headers }
+        set { requestHeaderList = HeaderList(newValue) }
+    }
+    public var requestHeaderList = HeaderList()
     public var requestBody: Body = .empty
 
     public var state: EntryState = .pending
     /// The response status; nil without a response.
     public var status: Int?
     public var statusText: String = ""
-    public var responseHeaders: [Header] = []
+    /// The response headers, held packed (`responseHeaderList`): this builds them.
+    public var responseHeaders: [Header] {
+        get { responseHeaderList.headers }
+        set { responseHeaderList = HeaderList(newValue) }
+    }
+    public var responseHeaderList = HeaderList()
     public var responseBody: Body = .empty
     /// For 3xx hops: where the server sent the client ("" otherwise).
     public var redirectURL: String = ""

@@ -56,9 +56,7 @@ struct NetworkCommands {
             if let db = try logger.database() {
                 // Streamed a page at a time from the database.
                 try logger.flush()
-                let pages = db.pages(filter: f)
-                bytes = try HARFile.write(pages, to: args[0].string)
-                count = pages.count
+                (count, bytes) = try HARFile.write(db, filter: f, to: args[0].string)
             } else {
                 let entries = try logger.entries(f)
                 bytes = try HARFile.write(entries, to: args[0].string)
@@ -228,17 +226,31 @@ struct NetworkCommands {
 /// HAR files on disk (read by HARImport.readFile, streamed): written as a
 /// stream into a file that replaces the old one only when complete.
 enum HARFile {
-    /// A read error ends the stream early: then the file is not replaced.
-    static func write(_ pages: LogDatabase.Pages, to path: String) throws -> Int {
-        var written = 0
+    /// The persisted log's entries matching `filter`: each is read, decoded
+    /// and written as HAR in one pass on every processor, a page at a time.
+    /// A read error stops it: then the file is not replaced. Returns the
+    /// entries and bytes written.
+    static func write(_ db: LogDatabase, filter: NetworkFilter, to path: String) throws -> (entries: Int, bytes: Int) {
+        var written = 0, count = 0
         _ = try TextFile.writeAtomically(to: path) { write in
-            try HARExport.write(pages, creator: (name: "pincer", version: "0.1.0")) { chunk in
+            func sink(_ chunk: [UInt8]) throws {
                 try write(chunk)
                 written += chunk.count
             }
-            if let error = pages.error { throw CommandError("\(path) not written: \(error)") }
+            var document = HARExport.Document(creator: (name: "pincer", version: "0.1.0"), chunkSize: HARExport.fileChunkSize)
+            do {
+                try db.forEachPage(filter: filter, transform: HARExport.entryBytes) { page in
+                    for bytes in page { try document.append(entry: bytes, to: sink) }
+                    count += page.count
+                }
+            } catch let error as CommandError {
+                throw error  // the file's own write failed: it says so
+            } catch {
+                throw CommandError("\(path) not written: \(error)")  // reading the log failed
+            }
+            try document.finish(to: sink)
         }
-        return written
+        return (count, written)
     }
 
     static func write(_ entries: [NetworkEntry], to path: String) throws -> Int {
