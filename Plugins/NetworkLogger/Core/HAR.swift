@@ -756,8 +756,10 @@ public enum HARImport {
         } else if let v = response?["httpVersion"]?.stringValue, !v.isEmpty {
             entry.httpVersion = v
         }
-        entry.requestHeaders = headers(request["headers"], side: "request", notes: &notes)
-        entry.requestBody = requestBody(request, headers: entry.requestHeaders, rule: rule, notes: &notes)
+        // Headers are held packed: keep the array built here for the body.
+        let requestHeaders = headers(request["headers"], side: "request", notes: &notes)
+        entry.requestHeaders = requestHeaders
+        entry.requestBody = requestBody(request, headers: requestHeaders, rule: rule, notes: &notes)
 
         if let response {
             let status = response["status"]?.int64Value.flatMap { Int(exactly: $0) } ?? 0
@@ -766,8 +768,9 @@ public enum HARImport {
                 entry.state = .complete
                 entry.status = status
                 entry.statusText = response["statusText"]?.stringValue ?? ""
-                entry.responseHeaders = headers(response["headers"], side: "response", notes: &notes)
-                entry.responseBody = responseBody(response, headers: entry.responseHeaders, rule: rule, notes: &notes)
+                let responseHeaders = headers(response["headers"], side: "response", notes: &notes)
+                entry.responseHeaders = responseHeaders
+                entry.responseBody = responseBody(response, headers: responseHeaders, rule: rule, notes: &notes)
                 entry.redirectURL = response["redirectURL"]?.stringValue ?? ""
                 if let harError { notes.append("HAR _error: \(harError)") }
             } else {

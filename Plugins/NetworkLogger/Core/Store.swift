@@ -274,8 +274,11 @@ public final class NetworkStore: @unchecked Sendable {
         e.url = redactor.url(raw.url)
         e.httpVersion = redactor.text(raw.httpVersion)
         e.redirectURL = raw.redirectURL.isEmpty ? "" : redactor.url(raw.redirectURL)
-        e.requestHeaders = redactor.headers(raw.requestHeaders)
-        e.responseHeaders = redactor.headers(raw.responseHeaders)
+        // Headers are held packed: pack again only what redaction changed.
+        let requestHeaders = raw.requestHeaders, responseHeaders = raw.responseHeaders
+        let redactedRequest = redactor.headers(requestHeaders), redactedResponse = redactor.headers(responseHeaders)
+        if redactedRequest != requestHeaders { e.requestHeaders = redactedRequest }
+        if redactedResponse != responseHeaders { e.responseHeaders = redactedResponse }
         e.statusText = redactor.text(raw.statusText)
         e.error = raw.error.map(redactor.text)
         e.serverIP = raw.serverIP.map(redactor.text)
