@@ -55,8 +55,11 @@ final class RegistryTests: XCTestCase {
         (Fixture.json(r.stdout)["commands"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
     }
 
+    /// The registry file's records in their JSON form (the scanner's lines), as {"plugins": [...]}.
     func registry() -> [String: Any] {
-        Fixture.json((try? String(contentsOfFile: state + "/plugin-registry.json", encoding: .utf8)) ?? "")
+        guard let data = FileManager.default.contents(atPath: PluginRegistry.path(stateDirectory: state)),
+              let records = RegistryFile.decode([UInt8](data)) else { return [:] }
+        return ["plugins": records.map { Fixture.json($0.json.serialized()) }]
     }
 
     func testListingAnswersFromTheRegistryAndUsingAPluginLoadsIt() throws {
@@ -241,16 +244,98 @@ final class RegistryTests: XCTestCase {
     func testADamagedRegistryIsIgnoredAndRewritten() throws {
         try build("alpha")
         XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
-        for garbage in ["not json at all", "{\"format\":\"pincer-plugin-registry\",\"version\":1,\"host\":\"abi 1.4\",\"plugins\":[{\"path\":3}]}",
-                        String(repeating: "[", count: 10_000)] {
-            try garbage.write(toFile: state + "/plugin-registry.json", atomically: false, encoding: .utf8)
+        let file = PluginRegistry.path(stateDirectory: state)
+        let good = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: file)))
+        // Another version (the u32 after the 8-byte magic), cut short, one byte too many.
+        var otherVersion = good
+        otherVersion[8] = 1
+        for garbage in [Array("not a registry at all".utf8), otherVersion, Array(good.dropLast(3)), good + [0]] {
+            try Data(garbage).write(to: URL(fileURLWithPath: file))
             let r = try pincer("commands", "--json")
             XCTAssertEqual(r.status, 0, r.stderr)
             XCTAssertEqual(r.stderr, "")
             XCTAssertEqual(commandNames(r), ["alpha.hello"])
             XCTAssertEqual((registry()["plugins"] as? [Any])?.count, 1)
         }
-        XCTAssertEqual(inits(), 4)
+        XCTAssertEqual(inits(), 5)
+    }
+
+    /// Version 1 was `plugin-registry.json`: such a file is not read, its
+    /// plugins are scanned again, and writing the new file removes it.
+    func testARegistryOfTheOldFormatIsScannedAgainAndRemoved() throws {
+        try build("alpha")
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
+        XCTAssertEqual(inits(), 1)
+        try FileManager.default.removeItem(atPath: PluginRegistry.path(stateDirectory: state))
+        let old = state + "/plugin-registry.json"
+        try #"{"format":"pincer-plugin-registry","version":1,"host":"abi 1.5","plugins":[]}"#.write(toFile: old, atomically: false, encoding: .utf8)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
+        XCTAssertEqual(inits(), 2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: old))
+        XCTAssertEqual((registry()["plugins"] as? [Any])?.count, 1)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
+        XCTAssertEqual(inits(), 2)
+    }
+
+    /// The file format on its own: every field survives a round trip, and
+    /// a file cut anywhere, or with a count larger than what follows, or
+    /// with a flag bit it does not know, is refused whole (never trapped on).
+    func testTheRegistryFileRoundTripsAndRefusesWhatIsOff() throws {
+        let scanned = ScannedPlugin(info: PluginInfo(id: "com.example.full", shortName: "full", name: "Full", version: "2.0", summary: "Ünïcode summary",
+                                                     abiMajor: 1, abiMinor: 5, path: "/p/full.so"))
+        scanned.sections = [.init(id: "tools", title: "Tools", order: -3)]
+        scanned.entries = [.init(localID: "mode", kind: .choice, section: "tools", title: "Mode", summary: "s", defaultValue: "b", choices: ["a", "b"],
+                                 isSecret: true, command: nil, isPluginValue: true, hasChanged: true),
+                           .init(localID: "go", kind: .action, section: "tools", title: "Go", summary: "", defaultValue: "", choices: [],
+                                 isSecret: false, command: "full.go", isPluginValue: false, hasChanged: false)]
+        scanned.commands = [.init(signature: "go(n: i64 = 2) -> string", summary: "Goes", details: "line\nline", changesState: true, returnsJSON: true)]
+        scanned.services = ["com.example.full/1"]
+        scanned.topics = ["*"]
+        scanned.usesServices = ["com.example.other/2"]
+        scanned.registersFromSettings = true
+        scanned.syncsEntries = true
+        let records = [
+            RegistryRecord(key: FileKey(path: "/p/full.so", size: 123, modified: -5, changed: 1 << 62, inode: UInt64.max, buildID: "abcd"),
+                           outcome: .plugin(scanned)),
+            RegistryRecord(key: FileKey(path: "/p/bad.so", size: 0, modified: 0, changed: 0, inode: 7, buildID: nil),
+                           outcome: .refused(pluginID: "com.example.bad", reason: "crashed", usesServices: ["x.y/1"])),
+            RegistryRecord(key: FileKey(path: "/p/worse.so", size: 1, modified: 2, changed: 3, inode: 4, buildID: nil),
+                           outcome: .refused(pluginID: nil, reason: "exited", usesServices: [])),
+        ]
+        let bytes = RegistryFile.encode(records)
+        let decoded = try XCTUnwrap(RegistryFile.decode(bytes))
+        XCTAssertEqual(decoded.map(\.json), records.map(\.json))
+        XCTAssertEqual(decoded.map(\.key), records.map(\.key))
+        XCTAssertEqual(RegistryFile.encode(decoded), bytes)
+        XCTAssertEqual(RegistryFile.decode(RegistryFile.encode([]))?.count, 0)
+        for cut in 0..<bytes.count { XCTAssertNil(RegistryFile.decode(Array(bytes.prefix(cut))), "cut at \(cut)") }
+        // The record count (after magic, version and the host tag) claims a billion records.
+        var huge = bytes
+        let countOffset = 8 + 4 + 4 + PluginRegistry.hostTag.utf8.count
+        huge.replaceSubrange(countOffset..<countOffset + 4, with: [0x00, 0xCA, 0x9A, 0x3B])
+        XCTAssertNil(RegistryFile.decode(huge))
+        // Any single byte changed gives nil or records that encode to those bytes again.
+        for i in stride(from: 0, to: bytes.count, by: 3) {
+            var damaged = bytes
+            damaged[i] ^= 0x80
+            if let again = RegistryFile.decode(damaged) { XCTAssertEqual(RegistryFile.encode(again), damaged, "byte \(i)") }
+        }
+    }
+
+    /// `pincer commands --json` writes each command without the JSON tree;
+    /// the text must be the tree's, byte for byte, for every kind of parameter.
+    func testTheCommandListingWriterMatchesCommandJSON() throws {
+        let signatures = ["hello() -> string", "add(a: i64, b: f64 = 1.5, c: bool = true) -> f64",
+                          "put(token: secret string, key: string = \"q\\\"uote\", rest: string...) -> void", "big(n: u64 = 18446744073709551615, m: i32 = -2) -> u64"]
+        for (i, text) in signatures.enumerated() {
+            let signature = try Signature.parse(text)
+            let command = Command(fullName: "p.\(signature.name)", signature: signature, summary: i == 0 ? "" : "Sum\u{1}mary \"\(i)\"",
+                                  details: "", changesState: i % 2 == 1, returnsJSON: false, pluginID: "com.example.p",
+                                  implementation: .values({ _, _, _, _, _ in 0 }), context: nil, gate: Lock(recursive: true))
+            var written: [UInt8] = []
+            Host.writeCommandJSON(command, into: &written)
+            XCTAssertEqual(String(decoding: written, as: UTF8.self), Host.commandJSON(command).serialized(), text)
+        }
     }
 
     func testBuildIDMatchesReadelf() throws {
