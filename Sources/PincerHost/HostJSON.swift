@@ -72,6 +72,45 @@ extension Host {
             ("result", .string(c.signature.result.rawValue)),
         ])
     }
+
+    /// `commandJSON(c)` written straight into bytes, the same text as
+    /// `commandJSON(c).serializedBytes()` (RegistryTests compares them):
+    /// `pincer commands --json` writes one per command on every start, a
+    /// thousand with a thousand plugins, and building the tree first cost
+    /// more than the rest of the listing.
+    public static func writeCommandJSON(_ c: Command, into out: inout [UInt8]) {
+        // Literal pieces are copied from their static bytes, not appended as a String's UTF-8 view.
+        func put(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
+        let parameters = c.signature.parameters
+        put(#"{"name":"#)
+        JSON.quote(c.fullName, into: &out)
+        put(#","signature":"#)
+        JSON.quote(c.signature.text, into: &out)
+        put(#","usage":"#)
+        // Without parameters the usage line is the name.
+        JSON.quote(parameters.isEmpty ? c.fullName : c.usage, into: &out)
+        put(#","summary":"#)
+        JSON.quote(c.summary, into: &out)
+        put(#","plugin":"#)
+        JSON.quote(c.pluginID, into: &out)
+        out += c.changesState ? #","changes_state":true,"parameters":["#.utf8 : #","changes_state":false,"parameters":["#.utf8
+        for (i, p) in parameters.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            put(#"{"name":"#)
+            JSON.quote(p.name, into: &out)
+            put(#","type":"#)
+            JSON.quote(p.type.rawValue, into: &out)
+            out += (p.isOptional || p.isRest) ? #","optional":true,"default":"#.utf8 : #","optional":false,"default":"#.utf8
+            (p.defaultValue?.json ?? .null).write(into: &out)
+            out += p.isSecret ? #","secret":true,"rest":"#.utf8 : #","secret":false,"rest":"#.utf8
+            out += p.isRest ? #"true,"option":"#.utf8 : #"false,"option":"#.utf8
+            JSON.quote("--" + p.optionName, into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        put(#"],"result":"#)
+        JSON.quote(c.signature.result.rawValue, into: &out)
+        out.append(UInt8(ascii: "}"))
+    }
 }
 
 extension Command {

@@ -82,13 +82,15 @@ public enum TerminalText {
     /// strings (PincerJSON escapes C0 there already), stays valid JSON
     /// with the same value.
     public static func escaped(_ text: String) -> [UInt8] {
-        let utf8 = text.utf8
-        // Fast path: no byte that can start one of those characters.
-        guard utf8.contains(where: { b in (b < 0x20 && b != 0x0A && b != 0x09) || b == 0x7F || b == 0xC2 || b == 0xD8 || b == 0xE2 }) else {
-            return Array(utf8)
+        // Fast path: no byte that can start one of those characters (a
+        // loop over the contiguous bytes: a command listing is 250 KB).
+        var text = text
+        let clean = text.withUTF8 { bytes in
+            !bytes.contains { b in (b < 0x20 && b != 0x0A && b != 0x09) || b == 0x7F || b == 0xC2 || b == 0xD8 || b == 0xE2 }
         }
+        if clean { return Array(text.utf8) }
         var out: [UInt8] = []
-        out.reserveCapacity(utf8.count + 16)
+        out.reserveCapacity(text.utf8.count + 16)
         for scalar in text.unicodeScalars {
             if needsEscape(scalar.value) {
                 out += Array("\\u".utf8)

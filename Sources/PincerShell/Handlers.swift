@@ -81,6 +81,19 @@ extension Shell {
 
     func listCommands() -> ExitCode {
         let commands = host!.commands
+        if options.json && !console.isTerminal {
+            // One buffer, no tree: this is the listing a thousand plugins make long.
+            var out: [UInt8] = []
+            out.reserveCapacity(commands.count * 256)
+            out += #"{"commands":["#.utf8
+            for (i, c) in commands.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                Host.writeCommandJSON(c, into: &out)
+            }
+            out += "]}\n".utf8
+            console.out(String(decoding: out, as: UTF8.self))
+            return .ok
+        }
         if options.json {
             emit(.object([("commands", .array(commands.map(Host.commandJSON)))]))
             return .ok
