@@ -27,7 +27,11 @@ final class BackgroundRegistryRead: @unchecked Sendable {
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { raw in
             let job = Unmanaged<BackgroundRegistryRead>.fromOpaque(raw!).takeRetainedValue()
-            job.value = PluginRegistry.read(stateDirectory: job.stateDirectory)
+            let records = PluginRegistry.read(stateDirectory: job.stateDirectory)
+            // Placeholders need parsed signatures, and this thread is done
+            // before the candidates are stat'ed: parse them here.
+            for case .plugin(let p) in records.values.lazy.map(\.outcome) { p.parseSignatures() }
+            job.value = records
             return nil
         }, retained.toOpaque())
         if rc == 0 {
@@ -75,8 +79,11 @@ final class DeferredPlugin: @unchecked Sendable {
     /// deferred plugin, whose init may in turn reach this one.
     private let loading = Lock(recursive: true)
     private var state = State.pending
-    /// The placeholders' gate; never taken, since a placeholder calls nothing.
-    let gate = Lock(recursive: true)
+    /// The placeholders' gate; never taken, since a placeholder calls
+    /// nothing, so one serves every deferred plugin (a lock each was a
+    /// thousand allocations on every start).
+    var gate: Lock { DeferredPlugin.placeholderGate }
+    private static let placeholderGate = Lock(recursive: true)
     /// Entries whose plugin wants to hear of a changed host-kept value (a
     /// `changed` callback): setting one loads the plugin; others need not.
     var entriesCallingBack: Set<String> = []
@@ -192,6 +199,10 @@ extension Host {
         if changed, let why = PluginRegistry.write(records.compactMap { $0 }, stateDirectory: stateDirectory) {
             log(.debug, plugin: Host.namespace, "the plugin registry was not saved (\(why)); the next start scans again")
         }
+        reserveRegistrations(plugins: candidates.count, commands: records.reduce(0) { total, record in
+            if case .plugin(let p)? = record?.outcome { return total + p.commands.count }
+            return total
+        })
         for (i, candidate) in candidates.enumerated() {
             guard let record = records[i] else {
                 load(path: candidate.shown)
@@ -209,13 +220,14 @@ extension Host {
     /// for the collisions its init would have met here.
     private func register(_ scanned: ScannedPlugin, key: FileKey, shownAs path: String) {
         let i = scanned.info
-        let info = PluginInfo(id: i.id, shortName: i.shortName, name: i.name, version: i.version, summary: i.summary,
-                              abiMajor: i.abiMajor, abiMinor: i.abiMinor, path: path)
+        let info = i.path == path ? i : PluginInfo(id: i.id, shortName: i.shortName, name: i.name, version: i.version, summary: i.summary,
+                                                   abiMajor: i.abiMajor, abiMinor: i.abiMinor, path: path)
         let plugin = DeferredPlugin(info: info, key: key, services: scanned.services, usesServices: scanned.usesServices,
                                     entriesFollowState: scanned.registersFromSettings || scanned.syncsEntries, host: self)
         var commands: [Command] = []
-        for c in scanned.commands {
-            guard let signature = try? Signature.parse(c.signature) else {
+        commands.reserveCapacity(scanned.commands.count)
+        for (n, c) in scanned.commands.enumerated() {
+            guard let signature = scanned.signature(ofCommand: n) else {
                 // A damaged record: the plugin itself knows better.
                 load(path: path)
                 return

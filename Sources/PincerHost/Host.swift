@@ -500,6 +500,16 @@ public final class Host: @unchecked Sendable {
         }
     }
 
+    /// Room for what the registry is about to add, so the tables do not
+    /// grow (and rehash) step by step through a thousand plugins.
+    func reserveRegistrations(plugins: Int, commands: Int) {
+        lock.withLock {
+            pluginOrder.reserve(plugins)
+            deferredList.reserveCapacity(deferredList.count + plugins)
+            commandTable.reserveCapacity(commandTable.count + commands)
+        }
+    }
+
     /// Plugins registered from the registry, in order (loaded or not).
     var deferredPlugins: [DeferredPlugin] { lock.withLock { deferredList } }
 

@@ -38,7 +38,7 @@ extension Host {
                 var st = stat()
                 let path = "\(resolved)/\(name)"
                 if fd >= 0, fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) != S_IFLNK {
-                    files.append(Candidate(shown: "\(dir)/\(name)", canonical: path, key: FileKey(path: path, stat: st)))
+                    files.append(Candidate(shown: resolved == dir ? path : "\(dir)/\(name)", canonical: path, key: FileKey(path: path, stat: st)))
                 } else {
                     files.append(Candidate(shown: "\(dir)/\(name)", canonical: Host.canonical(path), key: nil))
                 }
@@ -55,7 +55,7 @@ extension Host {
                 files.append(Candidate(shown: path, canonical: Host.canonical(path), key: nil))
             }
         }
-        var seen = Set<String>()
+        var seen = Set<String>(minimumCapacity: files.count)
         return files.filter { seen.insert($0.canonical).inserted }
     }
 

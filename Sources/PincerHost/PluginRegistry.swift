@@ -250,6 +250,17 @@ final class ScannedPlugin: @unchecked Sendable {
     var registersFromSettings = false
     /// Its record has sync_entries (ABI 1.5): more entries come when its state opens.
     var syncsEntries = false
+    /// `commands`' signatures parsed (nil for one that does not parse), when
+    /// parseSignatures() ran; not part of the file.
+    private(set) var signatures: [Signature?]?
+
+    /// Parses the commands' signatures once, before the record is shared.
+    func parseSignatures() { signatures = commands.map { try? Signature.parse($0.signature) } }
+
+    func signature(ofCommand i: Int) -> Signature? {
+        if let signatures, signatures.count == commands.count { return signatures[i] }
+        return try? Signature.parse(commands[i].signature)
+    }
 
     init(info: PluginInfo) { self.info = info }
 

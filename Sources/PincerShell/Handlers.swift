@@ -91,7 +91,7 @@ extension Shell {
                 Host.writeCommandJSON(c, into: &out)
             }
             out += "]}\n".utf8
-            console.out(String(decoding: out, as: UTF8.self))
+            console.out(utf8: out)
             return .ok
         }
         if options.json {
