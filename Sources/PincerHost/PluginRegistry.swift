@@ -544,6 +544,9 @@ enum RegistryFile {
 
         mutating func str() -> String? {
             guard let n = u32(), let b = bytes(Int(n)) else { return nil }
+            // ASCII (nearly every field) is valid UTF-8 as it is; the
+            // general validation costs as much again as making the String.
+            if !b.contains(where: { $0 >= 0x80 }) { return String(decoding: b, as: UTF8.self) }
             return String(validating: b, as: UTF8.self)
         }
 
