@@ -15,7 +15,7 @@ enum TemporaryDirectory {
 /// it (and reads it there and then if no thread could be made).
 final class BackgroundRegistryRead: @unchecked Sendable {
     private let stateDirectory: String
-    private var value: [String: RegistryRecord]?
+    private var value: [RegistryRecord]?
     private var thread = pthread_t()
     private var started = false
 
@@ -27,10 +27,10 @@ final class BackgroundRegistryRead: @unchecked Sendable {
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { raw in
             let job = Unmanaged<BackgroundRegistryRead>.fromOpaque(raw!).takeRetainedValue()
-            let records = PluginRegistry.read(stateDirectory: job.stateDirectory)
+            let records = PluginRegistry.readList(stateDirectory: job.stateDirectory)
             // Placeholders need parsed signatures, and this thread is done
             // before the candidates are stat'ed: parse them here.
-            for case .plugin(let p) in records.values.lazy.map(\.outcome) { p.parseSignatures() }
+            for case .plugin(let p) in records.lazy.map(\.outcome) { p.parseSignatures() }
             job.value = records
             return nil
         }, retained.toOpaque())
@@ -43,14 +43,14 @@ final class BackgroundRegistryRead: @unchecked Sendable {
         return job
     }
 
-    /// The records; pthread_join orders the thread's write before this read.
-    func records() -> [String: RegistryRecord] {
+    /// The records in the file's order; pthread_join orders the thread's write before this read.
+    func records() -> [RegistryRecord] {
         if started {
             pthread_join(thread, nil)
             started = false
         }
         if let value { return value }
-        let read = PluginRegistry.read(stateDirectory: stateDirectory)
+        let read = PluginRegistry.readList(stateDirectory: stateDirectory)
         value = read
         return read
     }
@@ -158,8 +158,22 @@ extension Host {
         let candidates = candidateFiles().map { (shown: $0.shown, key: $0.canonical, stat: $0.key) }
         let cached = reading.records()
         defer { heldRegistry = cached }
+        // The file lists the candidates in the order they had when it was
+        // written, which is nearly always their order now: each is matched
+        // against the next record, and a table by path is made only once
+        // the two orders part.
+        var next = 0
+        var byPath: [String: Int]?
+        func record(for path: String) -> RegistryRecord? {
+            if next < cached.count, cached[next].key.path == path {
+                next += 1
+                return cached[next - 1]
+            }
+            if byPath == nil { byPath = Dictionary(cached.enumerated().map { ($1.key.path, $0) }, uniquingKeysWith: { _, last in last }) }
+            return byPath?[path].map { cached[$0] }
+        }
         var records: [RegistryRecord?] = candidates.map { c in
-            guard let record = cached[c.key], let now = c.stat ?? FileKey.current(c.key), record.key.sameStat(as: now) else { return nil }
+            guard let record = record(for: c.key), let now = c.stat ?? FileKey.current(c.key), record.key.sameStat(as: now) else { return nil }
             return record
         }
         var missing = candidates.indices.filter { records[$0] == nil }.map { candidates[$0].key }

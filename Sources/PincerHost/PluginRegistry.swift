@@ -30,10 +30,16 @@ public enum PluginRegistry {
 
     public static func path(stateDirectory: String) -> String { stateDirectory + "/" + fileName }
 
+    /// The records in the file's order (the candidates' order when it was
+    /// written); empty when the file is missing, damaged or made by another host ABI.
+    static func readList(stateDirectory: String) -> [RegistryRecord] {
+        guard let bytes = readFile(path(stateDirectory: stateDirectory), limit: maxFileBytes) else { return [] }
+        return RegistryFile.decode(bytes) ?? []
+    }
+
     /// Records by canonical path; empty when the file is missing, damaged or made by another host ABI.
     static func read(stateDirectory: String) -> [String: RegistryRecord] {
-        guard let bytes = readFile(path(stateDirectory: stateDirectory), limit: maxFileBytes),
-              let list = RegistryFile.decode(bytes) else { return [:] }
+        let list = readList(stateDirectory: stateDirectory)
         var records: [String: RegistryRecord] = [:]
         records.reserveCapacity(list.count)
         for r in list { records[r.key.path] = r }

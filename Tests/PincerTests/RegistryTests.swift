@@ -260,6 +260,26 @@ final class RegistryTests: XCTestCase {
         XCTAssertEqual(inits(), 5)
     }
 
+    /// The registry keeps the candidates' order of its last write and is
+    /// matched record by record; another order (the plugin path's
+    /// directories swapped) finds every record by path and scans nothing.
+    func testAnotherCandidateOrderFindsEveryRecordWithoutScanning() throws {
+        let other = Fixture.temporaryDirectory("pincer-registry-plugins-b")
+        try build("alpha")
+        try build("beta", into: other)
+        let saved = plugins
+        plugins = "\(saved):\(other)"
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello", "beta.hello"])
+        XCTAssertEqual(inits(), 2)
+        plugins = "\(other):\(saved)"
+        let swapped = try pincer("plugins", "--json")
+        let listed = Fixture.json(swapped.stdout)["plugins"] as? [[String: Any]] ?? []
+        XCTAssertEqual(listed.compactMap { $0["short_name"] as? String }, ["beta", "alpha"], swapped.stderr)
+        XCTAssertEqual(listed.map { $0["loaded"] as? Bool }, [false, false])
+        XCTAssertEqual(inits(), 2)
+        XCTAssertEqual(try pincer("beta.hello").stdout, "hello from beta version 1\n")
+    }
+
     /// Version 1 was `plugin-registry.json`: such a file is not read, its
     /// plugins are scanned again, and writing the new file removes it.
     func testARegistryOfTheOldFormatIsScannedAgainAndRemoved() throws {
