@@ -157,7 +157,7 @@ extension Host {
         let reading = BackgroundRegistryRead.start(stateDirectory: stateDirectory)
         let candidates = candidateFiles().map { (shown: $0.shown, key: $0.canonical, stat: $0.key) }
         let cached = reading.records()
-        defer { heldRegistry = cached }
+        defer { holdRegistry(cached) }
         // The file lists the candidates in the order they had when it was
         // written, which is nearly always their order now: each is matched
         // against the next record, and a table by path is made only once

@@ -49,7 +49,9 @@ public final class Host: @unchecked Sendable {
     private var deferredList: [DeferredPlugin] = []
     /// The registry as read at start, held until the process ends: freeing
     /// a thousand plugins' records on the way costs more than keeping them.
-    var heldRegistry: [RegistryRecord] = []
+    private var heldRegistry: [RegistryRecord] = []
+
+    func holdRegistry(_ records: [RegistryRecord]) { lock.withLock { heldRegistry = records } }
     /// In the scanner: service -> plugin file to load when a plugin's init asks for it.
     private var scanProviders: [String: String]?
     /// In the scanner: the services each plugin looked up, by plugin id.
