@@ -56,16 +56,24 @@ final class BackgroundRegistryRead: @unchecked Sendable {
     }
 }
 
-/// A plugin known from the registry but not loaded: its sections, entries
-/// and commands are in the host's tables as placeholders, so listing, help,
-/// completion and search need no plugin code. The first call that needs the
-/// plugin (a command, an entry's value, its service, an event it listens
-/// to) loads it, and its init's registrations replace the placeholders.
+/// A plugin known from the registry but not loaded: its sections and
+/// entries are in the host's tables as placeholders, its commands stay
+/// registry records (listed from them) until one is looked up by name, so
+/// listing, help, completion and search need no plugin code. The first call
+/// that needs the plugin (a command, an entry's value, its service, an
+/// event it listens to) loads it, and its init's registrations replace the
+/// placeholders.
 final class DeferredPlugin: @unchecked Sendable {
     enum State { case pending, loading, loaded, failed(String) }
 
     let info: PluginInfo
     let key: FileKey
+    /// Its registry record, whose command records stand for its commands
+    /// until `commandsInTable`.
+    let scanned: ScannedPlugin
+    /// Its commands are in the host's table (as placeholders, or registered
+    /// by its init); guarded by the host's lock.
+    var commandsInTable = false
     /// What its init published and looked up: a plugin that looks up a
     /// service in init extends it (a database adapter registering with the
     /// browser), so loading the publisher loads it too.
@@ -88,12 +96,13 @@ final class DeferredPlugin: @unchecked Sendable {
     /// `changed` callback): setting one loads the plugin; others need not.
     var entriesCallingBack: Set<String> = []
 
-    init(info: PluginInfo, key: FileKey, services: [String], usesServices: [String], entriesFollowState: Bool, host: Host) {
-        self.entriesFollowState = entriesFollowState
+    init(info: PluginInfo, key: FileKey, scanned: ScannedPlugin, host: Host) {
+        self.entriesFollowState = scanned.registersFromSettings || scanned.syncsEntries
         self.info = info
         self.key = key
-        self.services = services
-        self.usesServices = usesServices
+        self.scanned = scanned
+        self.services = scanned.services
+        self.usesServices = scanned.usesServices
         self.host = host
     }
 
@@ -114,6 +123,7 @@ final class DeferredPlugin: @unchecked Sendable {
             state = .failed("the host of plugin \(info.id) is gone")
             throw CommandFailure(status: PINCER_FAILED, message: "the host of plugin \(info.id) is gone")
         }
+        host.retireCommandRecords(of: self)
         if let why = host.materialize(self, shutDownAfter: dependent) {
             state = .failed(why)
             throw CommandFailure(status: PINCER_FAILED, message: why)
@@ -213,10 +223,7 @@ extension Host {
         if changed, let why = PluginRegistry.write(records.compactMap { $0 }, stateDirectory: stateDirectory) {
             log(.debug, plugin: Host.namespace, "the plugin registry was not saved (\(why)); the next start scans again")
         }
-        reserveRegistrations(plugins: candidates.count, commands: records.reduce(0) { total, record in
-            if case .plugin(let p)? = record?.outcome { return total + p.commands.count }
-            return total
-        })
+        reserveRegistrations(plugins: candidates.count)
         for (i, candidate) in candidates.enumerated() {
             guard let record = records[i] else {
                 load(path: candidate.shown)
@@ -230,26 +237,22 @@ extension Host {
         return failures.count - before
     }
 
-    /// Adds a scanned plugin's registrations as placeholders, refusing it
-    /// for the collisions its init would have met here.
+    /// Adds a scanned plugin's sections and entries as placeholders (its
+    /// commands stay records, made into placeholders when looked up),
+    /// refusing it for the collisions its init would have met here.
     private func register(_ scanned: ScannedPlugin, key: FileKey, shownAs path: String) {
         let i = scanned.info
         let info = i.path == path ? i : PluginInfo(id: i.id, shortName: i.shortName, name: i.name, version: i.version, summary: i.summary,
                                                    abiMajor: i.abiMajor, abiMinor: i.abiMinor, path: path)
-        let plugin = DeferredPlugin(info: info, key: key, services: scanned.services, usesServices: scanned.usesServices,
-                                    entriesFollowState: scanned.registersFromSettings || scanned.syncsEntries, host: self)
-        var commands: [Command] = []
-        commands.reserveCapacity(scanned.commands.count)
-        for (n, c) in scanned.commands.enumerated() {
-            guard let signature = scanned.signature(ofCommand: n) else {
-                // A damaged record: the plugin itself knows better.
-                load(path: path)
-                return
-            }
-            commands.append(Command(fullName: "\(info.shortName).\(signature.name)", signature: signature, summary: c.summary,
-                                    details: c.details, changesState: c.changesState, returnsJSON: c.returnsJSON,
-                                    pluginID: info.id, implementation: .deferred(plugin), context: nil, gate: plugin.gate))
+        // Records read from the file were parsed on the reading thread; one
+        // scanned just now is parsed here, once, before it is shared.
+        if !scanned.signaturesParsed { scanned.parseSignatures() }
+        for n in scanned.commands.indices where scanned.signature(ofCommand: n) == nil {
+            // A damaged record: the plugin itself knows better.
+            load(path: path)
+            return
         }
+        let plugin = DeferredPlugin(info: info, key: key, scanned: scanned, host: self)
         let entries = scanned.entries.map { e in
             Entry(fullID: "\(info.shortName).\(e.localID)", localID: e.localID, kind: e.kind, sectionID: e.section, title: e.title,
                   summary: e.summary, defaultValue: e.defaultValue, choices: e.choices, isSecret: e.isSecret, command: e.command,
@@ -257,7 +260,7 @@ extension Host {
                   isPluginValue: e.isPluginValue, deferred: plugin)
         }
         plugin.entriesCallingBack = Set(scanned.entries.filter(\.hasChanged).map { "\(info.shortName).\($0.localID)" })
-        let collision: String? = deferRegistrations(plugin, scanned: scanned, commands: commands, entries: entries)
+        let collision: String? = deferRegistrations(plugin, scanned: scanned, entries: entries)
         if let collision { refuse(path: path, pluginID: info.id, collision) }
     }
 

@@ -129,17 +129,107 @@ public final class Host: @unchecked Sendable {
     public func isLoaded(pluginID: String) -> Bool { lock.withLock { runtimes.contains { $0.info.id == pluginID } } }
     public var failures: [PluginFailure] { lock.withLock { failureList } }
 
+    /// Every command, sorted by name. Makes the placeholders of every
+    /// deferred plugin; listings that need no Command use `commandListing()`.
     public var commands: [Command] {
-        lock.withLock { commandTable.values.sorted { $0.fullName < $1.fullName } }
+        lock.withLock {
+            for plugin in deferredList where !plugin.commandsInTable { makePlaceholderCommandsLocked(plugin) }
+            return commandTable.values.sorted { $0.fullName < $1.fullName }
+        }
     }
+
+    /// The names of every command, sorted, from the tables and the deferred
+    /// plugins' registry records (no placeholder is made).
+    public var commandNames: [String] { commandListing().map(\.fullName) }
 
     /// A command by full name. A name the registry does not know, under
     /// the prefix of a plugin not loaded yet, loads that plugin and asks again
     /// (its init may register more than it did when it was scanned).
     public func command(named name: String) -> Command? {
-        if let command = lock.withLock({ commandTable[name] }) { return command }
+        if let command = lock.withLock({ () -> Command? in
+            if let command = commandTable[name] { return command }
+            guard let owner = deferredOwnerLocked(of: name), !owner.commandsInTable else { return nil }
+            makePlaceholderCommandsLocked(owner)
+            return commandTable[name]
+        }) { return command }
         guard loadOwner(of: name) else { return nil }
         return lock.withLock { commandTable[name] }
+    }
+
+    /// The deferred plugin whose short name prefixes `name`, if any. A
+    /// linear search: it runs for one name, and a table by short name would
+    /// cost every start a thousand hashes.
+    private func deferredOwnerLocked(of name: String) -> DeferredPlugin? {
+        guard let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) else { return nil }
+        let prefix = Substring(name.utf8[..<dot])
+        return deferredList.first { $0.info.shortName == prefix }
+    }
+
+    /// One line of a command listing: a registered command (a placeholder
+    /// included), or the record of a command of a deferred plugin whose
+    /// placeholders were not made.
+    struct ListedCommand {
+        enum Source { case command(Command), record(DeferredPlugin, Int, Signature) }
+        let fullName: String
+        let source: Source
+        var summary: String {
+            switch source {
+            case .command(let c): c.summary
+            case .record(let plugin, let i, _): plugin.scanned.commands[i].summary
+            }
+        }
+        var signatureText: String {
+            switch source {
+            case .command(let c): c.signature.text
+            case .record(_, _, let signature): signature.text
+            }
+        }
+    }
+
+    /// Every command in name order, as `commands` sorts them, without making
+    /// a Command for a deferred plugin: `pincer commands`, completion and
+    /// search read a thousand plugins' commands from their records.
+    func commandListing() -> [ListedCommand] {
+        lock.withLock {
+            var list: [ListedCommand] = []
+            list.reserveCapacity(commandTable.count + deferredList.count)
+            for c in commandTable.values { list.append(ListedCommand(fullName: c.fullName, source: .command(c))) }
+            for plugin in deferredList where !plugin.commandsInTable {
+                for i in plugin.scanned.commands.indices {
+                    // Checked when it was registered (a record whose signature does not parse is loaded instead).
+                    guard let signature = plugin.scanned.signature(ofCommand: i) else { continue }
+                    list.append(ListedCommand(fullName: plugin.info.shortName + "." + signature.name, source: .record(plugin, i, signature)))
+                }
+            }
+            list.sort { $0.fullName < $1.fullName }
+            return list
+        }
+    }
+
+    /// Puts a pending deferred plugin's commands in the table as placeholders
+    /// (Command `.deferred`), the first time one of them is looked up.
+    private func makePlaceholderCommandsLocked(_ plugin: DeferredPlugin) {
+        plugin.commandsInTable = true
+        let info = plugin.info
+        let scanned = plugin.scanned
+        for (n, c) in scanned.commands.enumerated() {
+            guard let signature = scanned.signature(ofCommand: n) else { continue }
+            let fullName = "\(info.shortName).\(signature.name)"
+            // Its init registered them already if it ran.
+            guard commandTable[fullName] == nil else { continue }
+            commandTable[fullName] = Command(fullName: fullName, signature: signature, summary: c.summary, details: c.details,
+                                             changesState: c.changesState, returnsJSON: c.returnsJSON, pluginID: info.id,
+                                             implementation: .deferred(plugin), context: nil, gate: plugin.gate)
+        }
+    }
+
+    /// Whether the plugin's commands are in the table (placeholders made, or it is loaded).
+    func hasCommandsInTable(_ plugin: DeferredPlugin) -> Bool { lock.withLock { plugin.commandsInTable } }
+
+    /// A deferred plugin is about to be loaded: its init registers its
+    /// commands, so no placeholder is made for them from now on.
+    func retireCommandRecords(of plugin: DeferredPlugin) {
+        lock.withLock { plugin.commandsInTable = true }
     }
 
     /// An entry by full id. One the host does not know, under the prefix
@@ -174,9 +264,7 @@ public final class Host: @unchecked Sendable {
     }
 
     private func loadOwner(of name: String) -> Bool {
-        guard let dot = name.firstIndex(of: ".") else { return false }
-        let prefix = name[..<dot]
-        guard let owner = deferredPlugins.first(where: { $0.info.shortName == prefix }), owner.isPending else { return false }
+        guard let owner = lock.withLock({ deferredOwnerLocked(of: name) }), owner.isPending else { return false }
         do { try owner.load() } catch { return false }
         return true
     }
@@ -460,7 +548,9 @@ public final class Host: @unchecked Sendable {
 
     /// Puts a scanned plugin's registrations in the tables as placeholders.
     /// Returns the collision that refuses it (nothing is added then), or nil.
-    func deferRegistrations(_ plugin: DeferredPlugin, scanned: ScannedPlugin, commands: [Command], entries: [Entry]) -> String? {
+    /// Its commands are not checked: their names begin with its short
+    /// name, which no other plugin has, and they stay records until looked up.
+    func deferRegistrations(_ plugin: DeferredPlugin, scanned: ScannedPlugin, entries: [Entry]) -> String? {
         let info = plugin.info
         return lock.withLock { () -> String? in
             if let other = pluginOrder.with(id: info.id) {
@@ -477,9 +567,6 @@ public final class Host: @unchecked Sendable {
             for entry in entries where entryTable[entry.fullID] != nil {
                 return initFailed("add_entry '\(entry.localID)': entry id '\(entry.fullID)' is already registered")
             }
-            for command in commands where commandTable[command.fullName] != nil {
-                return initFailed("add_command: command '\(command.fullName)' is already registered")
-            }
             for id in scanned.services {
                 if let owner = serviceTable[id]?.owner ?? pendingServices[id]?.info.id {
                     return initFailed("publish_service: '\(id)' is already published by \(owner)")
@@ -495,7 +582,6 @@ public final class Host: @unchecked Sendable {
                 entryTable[entry.fullID] = entry
                 entryOrder.append(entry.fullID)
             }
-            for command in commands { commandTable[command.fullName] = command }
             for id in scanned.services { pendingServices[id] = plugin }
             for topic in scanned.topics { pendingTopics.append((topic, plugin)) }
             return nil
@@ -504,11 +590,10 @@ public final class Host: @unchecked Sendable {
 
     /// Room for what the registry is about to add, so the tables do not
     /// grow (and rehash) step by step through a thousand plugins.
-    func reserveRegistrations(plugins: Int, commands: Int) {
+    func reserveRegistrations(plugins: Int) {
         lock.withLock {
             pluginOrder.reserve(plugins)
             deferredList.reserveCapacity(deferredList.count + plugins)
-            commandTable.reserveCapacity(commandTable.count + commands)
         }
     }
 

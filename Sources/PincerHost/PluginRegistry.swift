@@ -263,6 +263,8 @@ final class ScannedPlugin: @unchecked Sendable {
     /// Parses the commands' signatures once, before the record is shared.
     func parseSignatures() { signatures = commands.map { try? Signature.parse($0.signature) } }
 
+    var signaturesParsed: Bool { signatures?.count == commands.count }
+
     func signature(ofCommand i: Int) -> Signature? {
         if let signatures, signatures.count == commands.count { return signatures[i] }
         return try? Signature.parse(commands[i].signature)

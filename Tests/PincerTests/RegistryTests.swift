@@ -342,6 +342,64 @@ final class RegistryTests: XCTestCase {
         }
     }
 
+    /// With the registry warm a deferred plugin's commands stay records:
+    /// listing, names and search read them and make no Command; a lookup
+    /// by name makes that plugin's placeholders only, and the listing is
+    /// the same text from records, from a mix, and from placeholders.
+    func testListingReadsCommandRecordsAndALookupMakesOnlyItsPluginsPlaceholders() throws {
+        try build("alpha")
+        try build("beta")
+        XCTAssertEqual(try pincer("commands", "--json").status, 0) // warms the registry
+        XCTAssertEqual(inits(), 2)
+        setenv("PINCER_TEST_INIT_LOG", initLog, 1)
+        defer { unsetenv("PINCER_TEST_INIT_LOG") }
+        var options = Host.Options(stateDirectory: state)
+        options.builtinDirectory = nil
+        options.pluginPaths = [plugins]
+        options.scanner = nil
+        options.logHandler = { _ in }
+        let host = Host(options: options)
+        XCTAssertEqual(host.loadAllUsingRegistry(), 0)
+        func placeholdersMade() -> [Bool] { host.deferredPlugins.map(host.hasCommandsInTable) }
+        func listing() -> String {
+            var out: [UInt8] = []
+            host.writeCommandsJSON(into: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+        let fromRecords = listing()
+        XCTAssertEqual((Fixture.json(fromRecords)["commands"] as? [[String: Any]])?.compactMap { $0["name"] as? String }, ["alpha.hello", "beta.hello"])
+        XCTAssertEqual(host.commandNames, ["alpha.hello", "beta.hello"])
+        XCTAssertEqual(host.commandSummaries().map(\.name), ["alpha.hello", "beta.hello"])
+        XCTAssertEqual(placeholdersMade(), [false, false])
+        // Search makes the commands it finds, and only those.
+        XCTAssertEqual(host.search("beta.h").commands.map(\.fullName), ["beta.hello"])
+        XCTAssertEqual(placeholdersMade(), [false, true])
+        let alpha = try XCTUnwrap(host.command(named: "alpha.hello"))
+        XCTAssertTrue(alpha.isDeferred)
+        XCTAssertEqual(placeholdersMade(), [true, true])
+        XCTAssertEqual(listing(), fromRecords)
+        XCTAssertEqual(inits(), 2, "listing and lookups ran no init")
+        // Every placeholder, written as Commands are: the same text.
+        let all = host.commands
+        var written: [UInt8] = Array(#"{"commands":["#.utf8)
+        for (i, c) in all.enumerated() {
+            if i > 0 { written.append(UInt8(ascii: ",")) }
+            Host.writeCommandJSON(c, into: &written)
+        }
+        written += "]}\n".utf8
+        XCTAssertEqual(String(decoding: written, as: UTF8.self), fromRecords)
+        // Calling it loads alpha, and only alpha.
+        XCTAssertEqual(try alpha.resolved().invoke([]), .string("hello from alpha version 1"))
+        XCTAssertEqual(inits("alpha"), 2)
+        XCTAssertEqual(inits("beta"), 1)
+        XCTAssertFalse(try XCTUnwrap(host.command(named: "alpha.hello")).isDeferred)
+        // A name the record does not have, under a pending plugin's prefix, loads that plugin to ask it.
+        XCTAssertNil(host.command(named: "beta.nothing"))
+        XCTAssertEqual(inits("beta"), 2)
+        XCTAssertEqual(listing(), fromRecords)
+        host.shutdown()
+    }
+
     /// `pincer commands --json` writes each command without the JSON tree;
     /// the text must be the tree's, byte for byte, for every kind of parameter.
     func testTheCommandListingWriterMatchesCommandJSON() throws {
