@@ -11,27 +11,24 @@ enum TemporaryDirectory {
     }
 }
 
-/// Reads the registry file on a thread of its own; `records()` waits for
-/// it (and reads it there and then if no thread could be made).
-final class BackgroundRegistryRead: @unchecked Sendable {
-    private let stateDirectory: String
-    private var value: [RegistryRecord]?
+/// Lists and stats the host's candidate plugin files on a thread of its
+/// own; `candidates()` waits for it (and lists them there and then if no
+/// thread could be made).
+final class BackgroundCandidateListing: @unchecked Sendable {
+    private let host: Host
+    private var value: [Host.Candidate]?
     private var thread = pthread_t()
     private var started = false
 
-    private init(stateDirectory: String) { self.stateDirectory = stateDirectory }
+    private init(host: Host) { self.host = host }
 
-    static func start(stateDirectory: String) -> BackgroundRegistryRead {
-        let job = BackgroundRegistryRead(stateDirectory: stateDirectory)
+    static func start(host: Host) -> BackgroundCandidateListing {
+        let job = BackgroundCandidateListing(host: host)
         let retained = Unmanaged.passRetained(job)
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { raw in
-            let job = Unmanaged<BackgroundRegistryRead>.fromOpaque(raw!).takeRetainedValue()
-            let records = PluginRegistry.readList(stateDirectory: job.stateDirectory)
-            // Placeholders need parsed signatures, and this thread is done
-            // before the candidates are stat'ed: parse them here.
-            for case .plugin(let p) in records.lazy.map(\.outcome) { p.parseSignatures() }
-            job.value = records
+            let job = Unmanaged<BackgroundCandidateListing>.fromOpaque(raw!).takeRetainedValue()
+            job.value = job.host.candidateFiles()
             return nil
         }, retained.toOpaque())
         if rc == 0 {
@@ -43,16 +40,16 @@ final class BackgroundRegistryRead: @unchecked Sendable {
         return job
     }
 
-    /// The records in the file's order; pthread_join orders the thread's write before this read.
-    func records() -> [RegistryRecord] {
+    /// pthread_join orders the thread's write before this read.
+    func candidates() -> [Host.Candidate] {
         if started {
             pthread_join(thread, nil)
             started = false
         }
         if let value { return value }
-        let read = PluginRegistry.readList(stateDirectory: stateDirectory)
-        value = read
-        return read
+        let listed = host.candidateFiles()
+        value = listed
+        return listed
     }
 }
 
@@ -163,10 +160,16 @@ extension Host {
         let stateDirectory = options.stateDirectory
         // Reading the registry and stat'ing the candidates do not depend on
         // each other, and with a thousand plugins each takes about a
-        // millisecond: the registry is read on a thread of its own meanwhile.
-        let reading = BackgroundRegistryRead.start(stateDirectory: stateDirectory)
-        let candidates = candidateFiles().map { (shown: $0.shown, key: $0.canonical, stat: $0.key) }
-        let cached = reading.records()
+        // millisecond: they run on two threads.
+        // The stat'ing runs on the other thread, not the reading: glibc grows
+        // a thread's own arena a page per mprotect call, and the records are
+        // most of what start-up allocates (a thousand plugins' records made
+        // two hundred such calls there).
+        let listing = BackgroundCandidateListing.start(host: self)
+        let cached = PluginRegistry.readList(stateDirectory: stateDirectory)
+        // Placeholders and the listing need parsed signatures: parsed while the stat'ing runs.
+        for case .plugin(let p) in cached.lazy.map(\.outcome) { p.parseSignatures() }
+        let candidates = listing.candidates().map { (shown: $0.shown, key: $0.canonical, stat: $0.key) }
         defer { holdRegistry(cached) }
         // The file lists the candidates in the order they had when it was
         // written, which is nearly always their order now: each is matched
