@@ -81,8 +81,20 @@ final class DeferredPlugin: @unchecked Sendable {
     let entriesFollowState: Bool
     weak var host: Host?
     /// Recursive: a plugin's init may look up the service of another
-    /// deferred plugin, whose init may in turn reach this one.
-    private let loading = Lock(recursive: true)
+    /// deferred plugin, whose init may in turn reach this one. Made by the
+    /// first load (under `lockMaking`): a thousand plugins that are not
+    /// used need no lock each.
+    private var loadingLock: Lock?
+    private static let lockMaking = Lock()
+    private var loading: Lock {
+        DeferredPlugin.lockMaking.withLock {
+            if let loadingLock { return loadingLock }
+            let made = Lock(recursive: true)
+            loadingLock = made
+            return made
+        }
+    }
+    /// Changed only under `loading`.
     private var state = State.pending
     /// The placeholders' gate; never taken, since a placeholder calls
     /// nothing, so one serves every deferred plugin (a lock each was a
@@ -104,11 +116,14 @@ final class DeferredPlugin: @unchecked Sendable {
     }
 
     var isPending: Bool {
-        loading.withLock { if case .pending = state { return true } else { return false } }
+        // Without a lock no load has begun.
+        guard let lock = DeferredPlugin.lockMaking.withLock({ loadingLock }) else { return true }
+        return lock.withLock { if case .pending = state { return true } else { return false } }
     }
 
     /// Loads the plugin unless it is loaded (or loading on this thread).
     func load(shutDownAfter dependent: String? = nil) throws(CommandFailure) {
+        let loading = self.loading
         loading.lock()
         defer { loading.unlock() }
         switch state {

@@ -168,20 +168,21 @@ public final class Host: @unchecked Sendable {
     /// One line of a command listing: a registered command (a placeholder
     /// included), or the record of a command of a deferred plugin whose
     /// placeholders were not made.
+    /// Small (a name and two words), since a thousand of them are sorted.
     struct ListedCommand {
-        enum Source { case command(Command), record(DeferredPlugin, Int, Signature) }
+        enum Source { case command(Command), record(DeferredPlugin, Int) }
         let fullName: String
         let source: Source
         var summary: String {
             switch source {
             case .command(let c): c.summary
-            case .record(let plugin, let i, _): plugin.scanned.commands[i].summary
+            case .record(let plugin, let i): plugin.scanned.commands[i].summary
             }
         }
         var signatureText: String {
             switch source {
             case .command(let c): c.signature.text
-            case .record(_, _, let signature): signature.text
+            case .record(let plugin, let i): plugin.scanned.signature(ofCommand: i)?.text ?? plugin.scanned.commands[i].signature
             }
         }
     }
@@ -198,7 +199,7 @@ public final class Host: @unchecked Sendable {
                 for i in plugin.scanned.commands.indices {
                     // Checked when it was registered (a record whose signature does not parse is loaded instead).
                     guard let signature = plugin.scanned.signature(ofCommand: i) else { continue }
-                    list.append(ListedCommand(fullName: plugin.info.shortName + "." + signature.name, source: .record(plugin, i, signature)))
+                    list.append(ListedCommand(fullName: plugin.info.shortName + "." + signature.name, source: .record(plugin, i)))
                 }
             }
             list.sort { $0.fullName < $1.fullName }

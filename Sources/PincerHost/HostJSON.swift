@@ -90,15 +90,21 @@ extension Host {
         let listing = commandListing()
         out.reserveCapacity(out.count + listing.count * 256)
         out += #"{"commands":["#.utf8
-        for (i, item) in listing.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
+        var first = true
+        for item in listing {
             switch item.source {
-            case .command(let c): Host.writeCommandJSON(c, into: &out)
-            case .record(let plugin, let n, let signature):
+            case .command(let c):
+                if !first { out.append(UInt8(ascii: ",")) }
+                Host.writeCommandJSON(c, into: &out)
+            case .record(let plugin, let n):
+                // The listing only has records whose signature parses.
+                guard let signature = plugin.scanned.signature(ofCommand: n) else { continue }
+                if !first { out.append(UInt8(ascii: ",")) }
                 let record = plugin.scanned.commands[n]
                 Host.writeCommandJSON(fullName: item.fullName, signature: signature, summary: record.summary, pluginID: plugin.info.id,
                                       changesState: record.changesState, into: &out)
             }
+            first = false
         }
         out += "]}\n".utf8
     }
