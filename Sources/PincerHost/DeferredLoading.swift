@@ -135,7 +135,6 @@ final class DeferredPlugin: @unchecked Sendable {
             state = .failed("the host of plugin \(info.id) is gone")
             throw CommandFailure(status: PINCER_FAILED, message: "the host of plugin \(info.id) is gone")
         }
-        host.retireCommandRecords(of: self)
         if let why = host.materialize(self, shutDownAfter: dependent) {
             state = .failed(why)
             throw CommandFailure(status: PINCER_FAILED, message: why)

@@ -199,7 +199,10 @@ public final class Host: @unchecked Sendable {
                 for i in plugin.scanned.commands.indices {
                     // Checked when it was registered (a record whose signature does not parse is loaded instead).
                     guard let signature = plugin.scanned.signature(ofCommand: i) else { continue }
-                    list.append(ListedCommand(fullName: plugin.info.shortName + "." + signature.name, source: .record(plugin, i)))
+                    let fullName = plugin.info.shortName + "." + signature.name
+                    // While it loads on another thread its init's commands come in.
+                    guard commandTable[fullName] == nil else { continue }
+                    list.append(ListedCommand(fullName: fullName, source: .record(plugin, i)))
                 }
             }
             list.sort { $0.fullName < $1.fullName }
@@ -227,11 +230,6 @@ public final class Host: @unchecked Sendable {
     /// Whether the plugin's commands are in the table (placeholders made, or it is loaded).
     func hasCommandsInTable(_ plugin: DeferredPlugin) -> Bool { lock.withLock { plugin.commandsInTable } }
 
-    /// A deferred plugin is about to be loaded: its init registers its
-    /// commands, so no placeholder is made for them from now on.
-    func retireCommandRecords(of plugin: DeferredPlugin) {
-        lock.withLock { plugin.commandsInTable = true }
-    }
 
     /// An entry by full id. One the host does not know, under the prefix
     /// of a plugin whose entries follow its state, asks that plugin for
@@ -602,9 +600,13 @@ public final class Host: @unchecked Sendable {
     var deferredPlugins: [DeferredPlugin] { lock.withLock { deferredList } }
 
     /// After a deferred plugin loaded (or failed to): removes the
-    /// placeholders its init did not register again.
+    /// placeholders its init did not register again, and retires its
+    /// command records. Until then a lookup on another thread may still
+    /// make placeholders (its init replaces them), as it finds them while
+    /// the plugin loads.
     func dropPlaceholders(of plugin: DeferredPlugin) {
         lock.withLock {
+            plugin.commandsInTable = true
             commandTable = commandTable.filter { !($0.value.isDeferred && $0.value.pluginID == plugin.info.id) }
             entryTable = entryTable.filter { $0.value.deferred !== plugin }
             entryOrder.removeAll { entryTable[$0] == nil }
