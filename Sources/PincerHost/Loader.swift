@@ -185,18 +185,28 @@ extension Host {
     public static func listDirectory(_ path: String) -> [String] {
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
-        var names: [[UInt8]] = []
+        // Every name's bytes in one buffer, sorted as spans with memcmp: an
+        // array per name and a generic comparison cost more than the
+        // listing itself for a directory of a thousand plugins, read on
+        // every start.
+        var bytes: [UInt8] = []
+        var spans: [(start: Int, count: Int)] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(UnsafeRawBufferPointer(start: raw.baseAddress!, count: strlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self))))
+            withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                let name = UnsafeRawBufferPointer(rebasing: raw[..<strlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self))])
+                if name.elementsEqual([0x2e]) || name.elementsEqual([0x2e, 0x2e]) { return }
+                spans.append((bytes.count, name.count))
+                bytes.append(contentsOf: name)
             }
-            if name != [0x2e] && name != [0x2e, 0x2e] { names.append(name) }
         }
-        // Byte order (UTF-8's is code point order): comparing Strings by
-        // Unicode rules costs more than the listing itself for a directory
-        // of a thousand plugins, read on every start.
-        names.sort { $0.lexicographicallyPrecedes($1) }
-        return names.map { String(decoding: $0, as: UTF8.self) }
+        return bytes.withUnsafeBufferPointer { all in
+            // Byte order (UTF-8's is code point order), a prefix first.
+            spans.sort { a, b in
+                let c = memcmp(all.baseAddress! + a.start, all.baseAddress! + b.start, min(a.count, b.count))
+                return c != 0 ? c < 0 : a.count < b.count
+            }
+            return spans.map { String(decoding: UnsafeBufferPointer(rebasing: all[$0.start..<$0.start + $0.count]), as: UTF8.self) }
+        }
     }
 
     static func canonical(_ path: String) -> String {

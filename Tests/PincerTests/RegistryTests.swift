@@ -400,6 +400,17 @@ final class RegistryTests: XCTestCase {
         host.shutdown()
     }
 
+    /// The candidates' directory listing: byte order (a prefix first, capitals
+    /// before small letters, UTF-8 after ASCII), without . and .., hidden names kept.
+    func testTheDirectoryListingIsInByteOrder() throws {
+        let directory = Fixture.temporaryDirectory("pincer-registry-listing")
+        let names = ["b", "ab", "a", "B", "\u{E9}t\u{E9}.so", ".hidden", "a.so", "z9", "z10", String(repeating: "x", count: 255)]
+        for name in names { XCTAssertTrue(FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: nil), name) }
+        XCTAssertEqual(Host.listDirectory(directory), names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        XCTAssertEqual(Host.listDirectory(directory).first, ".hidden")
+        XCTAssertEqual(Host.listDirectory(directory + "/missing"), [])
+    }
+
     /// `pincer commands --json` writes each command without the JSON tree;
     /// the text must be the tree's, byte for byte, for every kind of parameter.
     func testTheCommandListingWriterMatchesCommandJSON() throws {
