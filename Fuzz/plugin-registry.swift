@@ -1,12 +1,19 @@
-// The plugin registry's records (PincerHost/PluginRegistry.swift, the host
-// compiled into this target): the cache file lives in the state directory
-// and the scanner child's lines come through a pipe, so both are read as
-// untrusted. A record that decodes must encode and decode to itself.
+// The plugin registry (PincerHost/PluginRegistry.swift, the host compiled
+// into this target): the cache file `plugin-registry.bin` lives in the state
+// directory and the scanner child's JSON lines come through a pipe, so both
+// are read as untrusted. Each input is tried as both. What decodes must
+// encode and decode to itself: a registry file to the same bytes, a record
+// line to the same JSON.
 import PincerJSON
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    guard let json = try? JSON.parse(bytes: UnsafeBufferPointer(start: data, count: size)) else { return 0 }
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    if let records = RegistryFile.decode(bytes) {
+        let encoded = RegistryFile.encode(records)
+        precondition(encoded == bytes, "a registry file changed in a round trip")
+    }
+    guard let json = try? JSON.parse(bytes: bytes) else { return 0 }
     guard let record = RegistryRecord(json: json) else { return 0 }
     let encoded = record.json
     guard let again = RegistryRecord(json: encoded) else { preconditionFailure("a decoded record did not decode again") }

@@ -11,16 +11,66 @@ enum TemporaryDirectory {
     }
 }
 
-/// A plugin known from the registry but not loaded: its sections, entries
-/// and commands are in the host's tables as placeholders, so listing, help,
-/// completion and search need no plugin code. The first call that needs the
-/// plugin (a command, an entry's value, its service, an event it listens
-/// to) loads it, and its init's registrations replace the placeholders.
+/// Lists and stats the host's candidate plugin files on a thread of its
+/// own; `candidates()` waits for it (and lists them there and then if no
+/// thread could be made).
+final class BackgroundCandidateListing: @unchecked Sendable {
+    private let host: Host
+    private var value: [Host.Candidate]?
+    private var thread = pthread_t()
+    private var started = false
+
+    private init(host: Host) { self.host = host }
+
+    static func start(host: Host) -> BackgroundCandidateListing {
+        let job = BackgroundCandidateListing(host: host)
+        let retained = Unmanaged.passRetained(job)
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { raw in
+            let job = Unmanaged<BackgroundCandidateListing>.fromOpaque(raw!).takeRetainedValue()
+            job.value = job.host.candidateFiles()
+            return nil
+        }, retained.toOpaque())
+        if rc == 0 {
+            job.thread = thread
+            job.started = true
+        } else {
+            retained.release()
+        }
+        return job
+    }
+
+    /// pthread_join orders the thread's write before this read.
+    func candidates() -> [Host.Candidate] {
+        if started {
+            pthread_join(thread, nil)
+            started = false
+        }
+        if let value { return value }
+        let listed = host.candidateFiles()
+        value = listed
+        return listed
+    }
+}
+
+/// A plugin known from the registry but not loaded: its sections and
+/// entries are in the host's tables as placeholders, its commands stay
+/// registry records (listed from them) until one is looked up by name, so
+/// listing, help, completion and search need no plugin code. The first call
+/// that needs the plugin (a command, an entry's value, its service, an
+/// event it listens to) loads it, and its init's registrations replace the
+/// placeholders.
 final class DeferredPlugin: @unchecked Sendable {
     enum State { case pending, loading, loaded, failed(String) }
 
     let info: PluginInfo
     let key: FileKey
+    /// Its registry record, whose command records stand for its commands
+    /// until `commandsInTable`.
+    let scanned: ScannedPlugin
+    /// Its commands are in the host's table (as placeholders, or registered
+    /// by its init); guarded by the host's lock.
+    var commandsInTable = false
     /// What its init published and looked up: a plugin that looks up a
     /// service in init extends it (a database adapter registering with the
     /// browser), so loading the publisher loads it too.
@@ -31,30 +81,49 @@ final class DeferredPlugin: @unchecked Sendable {
     let entriesFollowState: Bool
     weak var host: Host?
     /// Recursive: a plugin's init may look up the service of another
-    /// deferred plugin, whose init may in turn reach this one.
-    private let loading = Lock(recursive: true)
+    /// deferred plugin, whose init may in turn reach this one. Made by the
+    /// first load (under `lockMaking`): a thousand plugins that are not
+    /// used need no lock each.
+    private var loadingLock: Lock?
+    private static let lockMaking = Lock()
+    private var loading: Lock {
+        DeferredPlugin.lockMaking.withLock {
+            if let loadingLock { return loadingLock }
+            let made = Lock(recursive: true)
+            loadingLock = made
+            return made
+        }
+    }
+    /// Changed only under `loading`.
     private var state = State.pending
-    /// The placeholders' gate; never taken, since a placeholder calls nothing.
-    let gate = Lock(recursive: true)
+    /// The placeholders' gate; never taken, since a placeholder calls
+    /// nothing, so one serves every deferred plugin (a lock each was a
+    /// thousand allocations on every start).
+    var gate: Lock { DeferredPlugin.placeholderGate }
+    private static let placeholderGate = Lock(recursive: true)
     /// Entries whose plugin wants to hear of a changed host-kept value (a
     /// `changed` callback): setting one loads the plugin; others need not.
     var entriesCallingBack: Set<String> = []
 
-    init(info: PluginInfo, key: FileKey, services: [String], usesServices: [String], entriesFollowState: Bool, host: Host) {
-        self.entriesFollowState = entriesFollowState
+    init(info: PluginInfo, key: FileKey, scanned: ScannedPlugin, host: Host) {
+        self.entriesFollowState = scanned.registersFromSettings || scanned.syncsEntries
         self.info = info
         self.key = key
-        self.services = services
-        self.usesServices = usesServices
+        self.scanned = scanned
+        self.services = scanned.services
+        self.usesServices = scanned.usesServices
         self.host = host
     }
 
     var isPending: Bool {
-        loading.withLock { if case .pending = state { return true } else { return false } }
+        // Without a lock no load has begun.
+        guard let lock = DeferredPlugin.lockMaking.withLock({ loadingLock }) else { return true }
+        return lock.withLock { if case .pending = state { return true } else { return false } }
     }
 
     /// Loads the plugin unless it is loaded (or loading on this thread).
     func load(shutDownAfter dependent: String? = nil) throws(CommandFailure) {
+        let loading = self.loading
         loading.lock()
         defer { loading.unlock() }
         switch state {
@@ -102,11 +171,36 @@ extension Host {
     @discardableResult
     public func loadAllUsingRegistry() -> Int {
         let before = failures.count
-        let candidates = candidateFiles().map { (shown: $0.shown, key: $0.canonical, stat: $0.key) }
         let stateDirectory = options.stateDirectory
-        let cached = PluginRegistry.read(stateDirectory: stateDirectory)
+        // Reading the registry and stat'ing the candidates do not depend on
+        // each other, and with a thousand plugins each takes about a
+        // millisecond: they run on two threads.
+        // The stat'ing runs on the other thread, not the reading: glibc grows
+        // a thread's own arena a page per mprotect call, and the records are
+        // most of what start-up allocates (a thousand plugins' records made
+        // two hundred such calls there).
+        let listing = BackgroundCandidateListing.start(host: self)
+        let cached = PluginRegistry.readList(stateDirectory: stateDirectory)
+        // Placeholders and the listing need parsed signatures: parsed while the stat'ing runs.
+        for case .plugin(let p) in cached.lazy.map(\.outcome) { p.parseSignatures() }
+        let candidates = listing.candidates().map { (shown: $0.shown, key: $0.canonical, stat: $0.key) }
+        defer { holdRegistry(cached) }
+        // The file lists the candidates in the order they had when it was
+        // written, which is nearly always their order now: each is matched
+        // against the next record, and a table by path is made only once
+        // the two orders part.
+        var next = 0
+        var byPath: [String: Int]?
+        func record(for path: String) -> RegistryRecord? {
+            if next < cached.count, cached[next].key.path == path {
+                next += 1
+                return cached[next - 1]
+            }
+            if byPath == nil { byPath = Dictionary(cached.enumerated().map { ($1.key.path, $0) }, uniquingKeysWith: { _, last in last }) }
+            return byPath?[path].map { cached[$0] }
+        }
         var records: [RegistryRecord?] = candidates.map { c in
-            guard let record = cached[c.key], let now = c.stat ?? FileKey.current(c.key), record.key.sameStat(as: now) else { return nil }
+            guard let record = record(for: c.key), let now = c.stat ?? FileKey.current(c.key), record.key.sameStat(as: now) else { return nil }
             return record
         }
         var missing = candidates.indices.filter { records[$0] == nil }.map { candidates[$0].key }
@@ -146,6 +240,7 @@ extension Host {
         if changed, let why = PluginRegistry.write(records.compactMap { $0 }, stateDirectory: stateDirectory) {
             log(.debug, plugin: Host.namespace, "the plugin registry was not saved (\(why)); the next start scans again")
         }
+        reserveRegistrations(plugins: candidates.count)
         for (i, candidate) in candidates.enumerated() {
             guard let record = records[i] else {
                 load(path: candidate.shown)
@@ -159,25 +254,22 @@ extension Host {
         return failures.count - before
     }
 
-    /// Adds a scanned plugin's registrations as placeholders, refusing it
-    /// for the collisions its init would have met here.
+    /// Adds a scanned plugin's sections and entries as placeholders (its
+    /// commands stay records, made into placeholders when looked up),
+    /// refusing it for the collisions its init would have met here.
     private func register(_ scanned: ScannedPlugin, key: FileKey, shownAs path: String) {
         let i = scanned.info
-        let info = PluginInfo(id: i.id, shortName: i.shortName, name: i.name, version: i.version, summary: i.summary,
-                              abiMajor: i.abiMajor, abiMinor: i.abiMinor, path: path)
-        let plugin = DeferredPlugin(info: info, key: key, services: scanned.services, usesServices: scanned.usesServices,
-                                    entriesFollowState: scanned.registersFromSettings || scanned.syncsEntries, host: self)
-        var commands: [Command] = []
-        for c in scanned.commands {
-            guard let signature = try? Signature.parse(c.signature) else {
-                // A damaged record: the plugin itself knows better.
-                load(path: path)
-                return
-            }
-            commands.append(Command(fullName: "\(info.shortName).\(signature.name)", signature: signature, summary: c.summary,
-                                    details: c.details, changesState: c.changesState, returnsJSON: c.returnsJSON,
-                                    pluginID: info.id, implementation: .deferred(plugin), context: nil, gate: plugin.gate))
+        let info = i.path == path ? i : PluginInfo(id: i.id, shortName: i.shortName, name: i.name, version: i.version, summary: i.summary,
+                                                   abiMajor: i.abiMajor, abiMinor: i.abiMinor, path: path)
+        // Records read from the file were parsed on the reading thread; one
+        // scanned just now is parsed here, once, before it is shared.
+        if !scanned.signaturesParsed { scanned.parseSignatures() }
+        for n in scanned.commands.indices where scanned.signature(ofCommand: n) == nil {
+            // A damaged record: the plugin itself knows better.
+            load(path: path)
+            return
         }
+        let plugin = DeferredPlugin(info: info, key: key, scanned: scanned, host: self)
         let entries = scanned.entries.map { e in
             Entry(fullID: "\(info.shortName).\(e.localID)", localID: e.localID, kind: e.kind, sectionID: e.section, title: e.title,
                   summary: e.summary, defaultValue: e.defaultValue, choices: e.choices, isSecret: e.isSecret, command: e.command,
@@ -185,7 +277,7 @@ extension Host {
                   isPluginValue: e.isPluginValue, deferred: plugin)
         }
         plugin.entriesCallingBack = Set(scanned.entries.filter(\.hasChanged).map { "\(info.shortName).\($0.localID)" })
-        let collision: String? = deferRegistrations(plugin, scanned: scanned, commands: commands, entries: entries)
+        let collision: String? = deferRegistrations(plugin, scanned: scanned, entries: entries)
         if let collision { refuse(path: path, pluginID: info.id, collision) }
     }
 

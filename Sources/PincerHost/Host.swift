@@ -47,6 +47,11 @@ public final class Host: @unchecked Sendable {
     private var pendingTopics: [(topic: String, plugin: DeferredPlugin)] = []
     private var placeholderSections: [String: DeferredPlugin] = [:]
     private var deferredList: [DeferredPlugin] = []
+    /// The registry as read at start, held until the process ends: freeing
+    /// a thousand plugins' records on the way costs more than keeping them.
+    private var heldRegistry: [RegistryRecord] = []
+
+    func holdRegistry(_ records: [RegistryRecord]) { lock.withLock { heldRegistry = records } }
     /// In the scanner: service -> plugin file to load when a plugin's init asks for it.
     private var scanProviders: [String: String]?
     /// In the scanner: the services each plugin looked up, by plugin id.
@@ -124,18 +129,107 @@ public final class Host: @unchecked Sendable {
     public func isLoaded(pluginID: String) -> Bool { lock.withLock { runtimes.contains { $0.info.id == pluginID } } }
     public var failures: [PluginFailure] { lock.withLock { failureList } }
 
+    /// Every command, sorted by name. Makes the placeholders of every
+    /// deferred plugin; listings that need no Command use `commandListing()`.
     public var commands: [Command] {
-        lock.withLock { commandTable.values.sorted { $0.fullName < $1.fullName } }
+        lock.withLock {
+            for plugin in deferredList where !plugin.commandsInTable { makePlaceholderCommandsLocked(plugin) }
+            return commandTable.values.sorted { $0.fullName < $1.fullName }
+        }
     }
+
+    /// The names of every command, sorted, from the tables and the deferred
+    /// plugins' registry records (no placeholder is made).
+    public var commandNames: [String] { commandListing().map(\.fullName) }
 
     /// A command by full name. A name the registry does not know, under
     /// the prefix of a plugin not loaded yet, loads that plugin and asks again
     /// (its init may register more than it did when it was scanned).
     public func command(named name: String) -> Command? {
-        if let command = lock.withLock({ commandTable[name] }) { return command }
+        if let command = lock.withLock({ () -> Command? in
+            if let command = commandTable[name] { return command }
+            guard let owner = deferredOwnerLocked(of: name), !owner.commandsInTable else { return nil }
+            makePlaceholderCommandsLocked(owner)
+            return commandTable[name]
+        }) { return command }
         guard loadOwner(of: name) else { return nil }
         return lock.withLock { commandTable[name] }
     }
+
+    /// The deferred plugin whose short name prefixes `name`, if any. A
+    /// linear search: it runs for one name, and a table by short name would
+    /// cost every start a thousand hashes.
+    private func deferredOwnerLocked(of name: String) -> DeferredPlugin? {
+        guard let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) else { return nil }
+        let prefix = Substring(name.utf8[..<dot])
+        return deferredList.first { $0.info.shortName == prefix }
+    }
+
+    /// One line of a command listing: a registered command (a placeholder
+    /// included), or the record of a command of a deferred plugin whose
+    /// placeholders were not made.
+    /// Small (a name and two words), since a thousand of them are sorted.
+    struct ListedCommand {
+        enum Source { case command(Command), record(DeferredPlugin, Int) }
+        let fullName: String
+        let source: Source
+        var summary: String {
+            switch source {
+            case .command(let c): c.summary
+            case .record(let plugin, let i): plugin.scanned.commands[i].summary
+            }
+        }
+        var signatureText: String {
+            switch source {
+            case .command(let c): c.signature.text
+            case .record(let plugin, let i): plugin.scanned.signature(ofCommand: i)?.text ?? plugin.scanned.commands[i].signature
+            }
+        }
+    }
+
+    /// Every command in name order, as `commands` sorts them, without making
+    /// a Command for a deferred plugin: `pincer commands`, completion and
+    /// search read a thousand plugins' commands from their records.
+    func commandListing() -> [ListedCommand] {
+        lock.withLock {
+            var list: [ListedCommand] = []
+            list.reserveCapacity(commandTable.count + deferredList.count)
+            for c in commandTable.values { list.append(ListedCommand(fullName: c.fullName, source: .command(c))) }
+            for plugin in deferredList where !plugin.commandsInTable {
+                for i in plugin.scanned.commands.indices {
+                    // Checked when it was registered (a record whose signature does not parse is loaded instead).
+                    guard let signature = plugin.scanned.signature(ofCommand: i) else { continue }
+                    let fullName = plugin.info.shortName + "." + signature.name
+                    // While it loads on another thread its init's commands come in.
+                    guard commandTable[fullName] == nil else { continue }
+                    list.append(ListedCommand(fullName: fullName, source: .record(plugin, i)))
+                }
+            }
+            list.sort { $0.fullName < $1.fullName }
+            return list
+        }
+    }
+
+    /// Puts a pending deferred plugin's commands in the table as placeholders
+    /// (Command `.deferred`), the first time one of them is looked up.
+    private func makePlaceholderCommandsLocked(_ plugin: DeferredPlugin) {
+        plugin.commandsInTable = true
+        let info = plugin.info
+        let scanned = plugin.scanned
+        for (n, c) in scanned.commands.enumerated() {
+            guard let signature = scanned.signature(ofCommand: n) else { continue }
+            let fullName = "\(info.shortName).\(signature.name)"
+            // Its init registered them already if it ran.
+            guard commandTable[fullName] == nil else { continue }
+            commandTable[fullName] = Command(fullName: fullName, signature: signature, summary: c.summary, details: c.details,
+                                             changesState: c.changesState, returnsJSON: c.returnsJSON, pluginID: info.id,
+                                             implementation: .deferred(plugin), context: nil, gate: plugin.gate)
+        }
+    }
+
+    /// Whether the plugin's commands are in the table (placeholders made, or it is loaded).
+    func hasCommandsInTable(_ plugin: DeferredPlugin) -> Bool { lock.withLock { plugin.commandsInTable } }
+
 
     /// An entry by full id. One the host does not know, under the prefix
     /// of a plugin whose entries follow its state, asks that plugin for
@@ -169,9 +263,7 @@ public final class Host: @unchecked Sendable {
     }
 
     private func loadOwner(of name: String) -> Bool {
-        guard let dot = name.firstIndex(of: ".") else { return false }
-        let prefix = name[..<dot]
-        guard let owner = deferredPlugins.first(where: { $0.info.shortName == prefix }), owner.isPending else { return false }
+        guard let owner = lock.withLock({ deferredOwnerLocked(of: name) }), owner.isPending else { return false }
         do { try owner.load() } catch { return false }
         return true
     }
@@ -455,7 +547,9 @@ public final class Host: @unchecked Sendable {
 
     /// Puts a scanned plugin's registrations in the tables as placeholders.
     /// Returns the collision that refuses it (nothing is added then), or nil.
-    func deferRegistrations(_ plugin: DeferredPlugin, scanned: ScannedPlugin, commands: [Command], entries: [Entry]) -> String? {
+    /// Its commands are not checked: their names begin with its short
+    /// name, which no other plugin has, and they stay records until looked up.
+    func deferRegistrations(_ plugin: DeferredPlugin, scanned: ScannedPlugin, entries: [Entry]) -> String? {
         let info = plugin.info
         return lock.withLock { () -> String? in
             if let other = pluginOrder.with(id: info.id) {
@@ -472,9 +566,6 @@ public final class Host: @unchecked Sendable {
             for entry in entries where entryTable[entry.fullID] != nil {
                 return initFailed("add_entry '\(entry.localID)': entry id '\(entry.fullID)' is already registered")
             }
-            for command in commands where commandTable[command.fullName] != nil {
-                return initFailed("add_command: command '\(command.fullName)' is already registered")
-            }
             for id in scanned.services {
                 if let owner = serviceTable[id]?.owner ?? pendingServices[id]?.info.id {
                     return initFailed("publish_service: '\(id)' is already published by \(owner)")
@@ -490,10 +581,18 @@ public final class Host: @unchecked Sendable {
                 entryTable[entry.fullID] = entry
                 entryOrder.append(entry.fullID)
             }
-            for command in commands { commandTable[command.fullName] = command }
             for id in scanned.services { pendingServices[id] = plugin }
             for topic in scanned.topics { pendingTopics.append((topic, plugin)) }
             return nil
+        }
+    }
+
+    /// Room for what the registry is about to add, so the tables do not
+    /// grow (and rehash) step by step through a thousand plugins.
+    func reserveRegistrations(plugins: Int) {
+        lock.withLock {
+            pluginOrder.reserve(plugins)
+            deferredList.reserveCapacity(deferredList.count + plugins)
         }
     }
 
@@ -501,9 +600,13 @@ public final class Host: @unchecked Sendable {
     var deferredPlugins: [DeferredPlugin] { lock.withLock { deferredList } }
 
     /// After a deferred plugin loaded (or failed to): removes the
-    /// placeholders its init did not register again.
+    /// placeholders its init did not register again, and retires its
+    /// command records. Until then a lookup on another thread may still
+    /// make placeholders (its init replaces them), as it finds them while
+    /// the plugin loads.
     func dropPlaceholders(of plugin: DeferredPlugin) {
         lock.withLock {
+            plugin.commandsInTable = true
             commandTable = commandTable.filter { !($0.value.isDeferred && $0.value.pluginID == plugin.info.id) }
             entryTable = entryTable.filter { $0.value.deferred !== plugin }
             entryOrder.removeAll { entryTable[$0] == nil }

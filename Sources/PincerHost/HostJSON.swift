@@ -72,6 +72,82 @@ extension Host {
             ("result", .string(c.signature.result.rawValue)),
         ])
     }
+
+    /// `commandJSON(c)` written straight into bytes, the same text as
+    /// `commandJSON(c).serializedBytes()` (RegistryTests compares them):
+    /// `pincer commands --json` writes one per command on every start, a
+    /// thousand with a thousand plugins, and building the tree first cost
+    /// more than the rest of the listing.
+    public static func writeCommandJSON(_ c: Command, into out: inout [UInt8]) {
+        writeCommandJSON(fullName: c.fullName, signature: c.signature, summary: c.summary, pluginID: c.pluginID,
+                         changesState: c.changesState, into: &out)
+    }
+
+    /// `pincer commands --json`: {"commands":[…]} in name order, written
+    /// into `out`; a deferred plugin's commands come from its registry
+    /// records, in the same shape `writeCommandJSON` gives a Command.
+    public func writeCommandsJSON(into out: inout [UInt8]) {
+        let listing = commandListing()
+        out.reserveCapacity(out.count + listing.count * 256)
+        out += #"{"commands":["#.utf8
+        var first = true
+        for item in listing {
+            switch item.source {
+            case .command(let c):
+                if !first { out.append(UInt8(ascii: ",")) }
+                Host.writeCommandJSON(c, into: &out)
+            case .record(let plugin, let n):
+                // The listing only has records whose signature parses.
+                guard let signature = plugin.scanned.signature(ofCommand: n) else { continue }
+                if !first { out.append(UInt8(ascii: ",")) }
+                let record = plugin.scanned.commands[n]
+                Host.writeCommandJSON(fullName: item.fullName, signature: signature, summary: record.summary, pluginID: plugin.info.id,
+                                      changesState: record.changesState, into: &out)
+            }
+            first = false
+        }
+        out += "]}\n".utf8
+    }
+
+    /// The names and summaries of every command in name order, for the text listing.
+    public func commandSummaries() -> [(name: String, summary: String)] {
+        commandListing().map { ($0.fullName, $0.summary) }
+    }
+
+    static func writeCommandJSON(fullName: String, signature: Signature, summary: String, pluginID: String, changesState: Bool,
+                                 into out: inout [UInt8]) {
+        // Literal pieces are copied from their static bytes, not appended as a String's UTF-8 view.
+        func put(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
+        let parameters = signature.parameters
+        put(#"{"name":"#)
+        JSON.quote(fullName, into: &out)
+        put(#","signature":"#)
+        JSON.quote(signature.text, into: &out)
+        put(#","usage":"#)
+        // Without parameters the usage line is the name.
+        JSON.quote(parameters.isEmpty ? fullName : signature.usage(fullName: fullName), into: &out)
+        put(#","summary":"#)
+        JSON.quote(summary, into: &out)
+        put(#","plugin":"#)
+        JSON.quote(pluginID, into: &out)
+        out += changesState ? #","changes_state":true,"parameters":["#.utf8 : #","changes_state":false,"parameters":["#.utf8
+        for (i, p) in parameters.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            put(#"{"name":"#)
+            JSON.quote(p.name, into: &out)
+            put(#","type":"#)
+            JSON.quote(p.type.rawValue, into: &out)
+            out += (p.isOptional || p.isRest) ? #","optional":true,"default":"#.utf8 : #","optional":false,"default":"#.utf8
+            (p.defaultValue?.json ?? .null).write(into: &out)
+            out += p.isSecret ? #","secret":true,"rest":"#.utf8 : #","secret":false,"rest":"#.utf8
+            out += p.isRest ? #"true,"option":"#.utf8 : #"false,"option":"#.utf8
+            JSON.quote("--" + p.optionName, into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        put(#"],"result":"#)
+        JSON.quote(signature.result.rawValue, into: &out)
+        out.append(UInt8(ascii: "}"))
+    }
 }
 
 extension Command {

@@ -170,6 +170,7 @@ extension Host {
         func matches(_ fields: [String]) -> Bool { fields.contains { $0.lowercased().contains(needle) } }
         return SearchResults(
             entries: entries.filter { matches([$0.fullID, $0.title, $0.summary]) },
-            commands: commands.filter { matches([$0.fullName, $0.summary, $0.signature.text]) })
+            // Matched on the listing; only the commands found are made (placeholders of deferred plugins).
+            commands: commandListing().filter { matches([$0.fullName, $0.summary, $0.signatureText]) }.compactMap { command(named: $0.fullName) })
     }
 }

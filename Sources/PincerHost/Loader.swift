@@ -38,7 +38,7 @@ extension Host {
                 var st = stat()
                 let path = "\(resolved)/\(name)"
                 if fd >= 0, fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) != S_IFLNK {
-                    files.append(Candidate(shown: "\(dir)/\(name)", canonical: path, key: FileKey(path: path, stat: st)))
+                    files.append(Candidate(shown: resolved == dir ? path : "\(dir)/\(name)", canonical: path, key: FileKey(path: path, stat: st)))
                 } else {
                     files.append(Candidate(shown: "\(dir)/\(name)", canonical: Host.canonical(path), key: nil))
                 }
@@ -55,7 +55,7 @@ extension Host {
                 files.append(Candidate(shown: path, canonical: Host.canonical(path), key: nil))
             }
         }
-        var seen = Set<String>()
+        var seen = Set<String>(minimumCapacity: files.count)
         return files.filter { seen.insert($0.canonical).inserted }
     }
 
@@ -185,18 +185,28 @@ extension Host {
     public static func listDirectory(_ path: String) -> [String] {
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
-        var names: [[UInt8]] = []
+        // Every name's bytes in one buffer, sorted as spans with memcmp: an
+        // array per name and a generic comparison cost more than the
+        // listing itself for a directory of a thousand plugins, read on
+        // every start.
+        var bytes: [UInt8] = []
+        var spans: [(start: Int, count: Int)] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(UnsafeRawBufferPointer(start: raw.baseAddress!, count: strlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self))))
+            withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                let name = UnsafeRawBufferPointer(rebasing: raw[..<strlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self))])
+                if name.elementsEqual([0x2e]) || name.elementsEqual([0x2e, 0x2e]) { return }
+                spans.append((bytes.count, name.count))
+                bytes.append(contentsOf: name)
             }
-            if name != [0x2e] && name != [0x2e, 0x2e] { names.append(name) }
         }
-        // Byte order (UTF-8's is code point order): comparing Strings by
-        // Unicode rules costs more than the listing itself for a directory
-        // of a thousand plugins, read on every start.
-        names.sort { $0.lexicographicallyPrecedes($1) }
-        return names.map { String(decoding: $0, as: UTF8.self) }
+        return bytes.withUnsafeBufferPointer { all in
+            // Byte order (UTF-8's is code point order), a prefix first.
+            spans.sort { a, b in
+                let c = memcmp(all.baseAddress! + a.start, all.baseAddress! + b.start, min(a.count, b.count))
+                return c != 0 ? c < 0 : a.count < b.count
+            }
+            return spans.map { String(decoding: UnsafeBufferPointer(rebasing: all[$0.start..<$0.start + $0.count]), as: UTF8.self) }
+        }
     }
 
     static func canonical(_ path: String) -> String {

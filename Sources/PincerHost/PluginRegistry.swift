@@ -6,17 +6,21 @@ import Glibc
 
 /// The plugin registry (after GStreamer's): what each plugin file registers,
 /// learned once by scanning it in a child process (PluginScanner) and kept in
-/// `<state>/plugin-registry.json`, keyed by the file's identity. A shell
+/// `<state>/plugin-registry.bin`, keyed by the file's identity. A shell
 /// command then lists, helps and completes from it and loads a plugin only
 /// when one of its commands runs, its entries are read, or another plugin
 /// needs its service (DeferredLoading.swift).
 ///
 /// The file is a cache: a damaged or foreign one is ignored and rewritten,
-/// and a record whose file changed is scanned again.
+/// and a record whose file changed is scanned again. It is read on every
+/// start, so it is binary (RegistryFile): one pass over length-prefixed
+/// fields, no document tree. Version 1 was `plugin-registry.json`; that
+/// file is no longer read (its plugins are scanned again) and is removed
+/// when the new one is written.
 public enum PluginRegistry {
-    public static let fileName = "plugin-registry.json"
-    static let format = "pincer-plugin-registry"
-    static let version: Int64 = 1
+    public static let fileName = "plugin-registry.bin"
+    static let legacyFileName = "plugin-registry.json"
+    static let version: UInt32 = 2
     /// Records made by another host ABI may describe refusals this host
     /// would not make, so the whole file is per host ABI.
     static var hostTag: String { "abi \(PINCER_ABI_MAJOR).\(PINCER_ABI_MINOR)" }
@@ -26,15 +30,19 @@ public enum PluginRegistry {
 
     public static func path(stateDirectory: String) -> String { stateDirectory + "/" + fileName }
 
+    /// The records in the file's order (the candidates' order when it was
+    /// written); empty when the file is missing, damaged or made by another host ABI.
+    static func readList(stateDirectory: String) -> [RegistryRecord] {
+        guard let bytes = readFile(path(stateDirectory: stateDirectory), limit: maxFileBytes) else { return [] }
+        return RegistryFile.decode(bytes) ?? []
+    }
+
     /// Records by canonical path; empty when the file is missing, damaged or made by another host ABI.
     static func read(stateDirectory: String) -> [String: RegistryRecord] {
-        guard let bytes = readFile(path(stateDirectory: stateDirectory), limit: maxFileBytes),
-              let doc = try? JSON.parse(bytes: bytes),
-              doc["format"]?.stringValue == format, doc["version"]?.int64Value == version,
-              doc["host"]?.stringValue == hostTag, let list = doc["plugins"]?.arrayValue else { return [:] }
+        let list = readList(stateDirectory: stateDirectory)
         var records: [String: RegistryRecord] = [:]
         records.reserveCapacity(list.count)
-        for item in list { if let r = RegistryRecord(json: item) { records[r.key.path] = r } }
+        for r in list { records[r.key.path] = r }
         return records
     }
 
@@ -43,11 +51,9 @@ public enum PluginRegistry {
     /// rescan next time, so it is reported, not thrown.
     @discardableResult
     static func write(_ records: [RegistryRecord], stateDirectory: String) -> String? {
-        let doc = JSON.object([
-            ("format", .string(format)), ("version", .int(version)), ("host", .string(hostTag)),
-            ("plugins", .array(records.map(\.json))),
-        ])
-        return writeAtomically(doc.serializedBytes(), to: path(stateDirectory: stateDirectory), directory: stateDirectory)
+        let why = writeAtomically(RegistryFile.encode(records), to: path(stateDirectory: stateDirectory), directory: stateDirectory)
+        if why == nil { unlink(stateDirectory + "/" + legacyFileName) }
+        return why
     }
 
     static func readFile(_ path: String, limit: Int) -> [UInt8]? {
@@ -56,15 +62,19 @@ public enum PluginRegistry {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_size >= 0, st.st_size <= limit else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return nil }
-            done += n
+        // Read into uninitialised storage: zero-filling it first costs as much as the read.
+        var complete = true
+        let bytes = [UInt8](unsafeUninitializedCapacity: Int(st.st_size)) { buffer, count in
+            var done = 0
+            while done < buffer.count {
+                let n = Glibc.read(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { complete = false; break }
+                done += n
+            }
+            count = done
         }
-        return bytes
+        return complete ? bytes : nil
     }
 
     /// Why writing failed, or nil.
@@ -246,6 +256,19 @@ final class ScannedPlugin: @unchecked Sendable {
     var registersFromSettings = false
     /// Its record has sync_entries (ABI 1.5): more entries come when its state opens.
     var syncsEntries = false
+    /// `commands`' signatures parsed (nil for one that does not parse), when
+    /// parseSignatures() ran; not part of the file.
+    private(set) var signatures: [Signature?]?
+
+    /// Parses the commands' signatures once, before the record is shared.
+    func parseSignatures() { signatures = commands.map { try? Signature.parse($0.signature) } }
+
+    var signaturesParsed: Bool { signatures?.count == commands.count }
+
+    func signature(ofCommand i: Int) -> Signature? {
+        if let signatures, signatures.count == commands.count { return signatures[i] }
+        return try? Signature.parse(commands[i].signature)
+    }
 
     init(info: PluginInfo) { self.info = info }
 
@@ -376,6 +399,238 @@ final class ScannedPlugin: @unchecked Sendable {
             guard let signature else { return nil }
             record.signature = signature
             commands.append(record)
+        }
+    }
+}
+
+/// The registry file's bytes. Little-endian throughout:
+///
+///     magic "PNCRREG\0", u32 version, str host tag, u32 record count, records
+///     record: str path, i64 size, i64 modified_ns, i64 changed_ns, u64 inode,
+///             opt-str build id, u8 outcome (1 plugin, 2 refused), then
+///       plugin:  str id, short_name, name, version, summary; u32 abi major, minor;
+///                u32 n × section (str id, str title, i32 order);
+///                u32 n × entry (str id, str kind, str section, str title, str summary,
+///                               str default, strs choices, u8 flags, [str command]);
+///                u32 n × command (str signature, str summary, str details, u8 flags);
+///                strs services, strs topics, strs uses_services, u8 flags
+///       refused: str reason, opt-str plugin id, strs uses_services
+///     str: u32 byte count, UTF-8; opt-str: u8 0 or 1 then str; strs: u32 n × str
+///
+/// The file is untrusted (it sits in the state directory): every length is
+/// checked against the bytes left before anything is allocated (so a count
+/// cannot ask for more than the file holds), text must be valid UTF-8, flags
+/// and kinds must be known values, and nothing may follow the last record.
+/// Nesting is fixed by the layout (three levels: record, list, item), so
+/// there is no recursion to limit.
+enum RegistryFile {
+    static let magic: [UInt8] = Array("PNCRREG".utf8) + [0]
+
+    static func encode(_ records: [RegistryRecord]) -> [UInt8] {
+        var w = Writer()
+        w.out.reserveCapacity(records.count * 160 + 64)
+        w.out += magic
+        w.u32(PluginRegistry.version)
+        w.str(PluginRegistry.hostTag)
+        w.u32(UInt32(records.count))
+        for r in records {
+            w.str(r.key.path)
+            w.u64(UInt64(bitPattern: r.key.size))
+            w.u64(UInt64(bitPattern: r.key.modified))
+            w.u64(UInt64(bitPattern: r.key.changed))
+            w.u64(r.key.inode)
+            w.optional(r.key.buildID)
+            switch r.outcome {
+            case .plugin(let p):
+                w.u8(1)
+                for text in [p.info.id, p.info.shortName, p.info.name, p.info.version, p.info.summary] { w.str(text) }
+                w.u32(p.info.abiMajor)
+                w.u32(p.info.abiMinor)
+                w.u32(UInt32(p.sections.count))
+                for section in p.sections {
+                    w.str(section.id)
+                    w.str(section.title)
+                    w.u32(UInt32(bitPattern: section.order))
+                }
+                w.u32(UInt32(p.entries.count))
+                for e in p.entries {
+                    for text in [e.localID, e.kind.rawValue, e.section, e.title, e.summary, e.defaultValue] { w.str(text) }
+                    w.strs(e.choices)
+                    let flags: UInt8 = (e.isSecret ? 1 : 0) | (e.isPluginValue ? 2 : 0) | (e.hasChanged ? 4 : 0) | (e.command != nil ? 8 : 0)
+                    w.u8(flags)
+                    if let command = e.command { w.str(command) }
+                }
+                w.u32(UInt32(p.commands.count))
+                for c in p.commands {
+                    w.str(c.signature)
+                    w.str(c.summary)
+                    w.str(c.details)
+                    w.u8((c.changesState ? 1 : 0) | (c.returnsJSON ? 2 : 0))
+                }
+                w.strs(p.services)
+                w.strs(p.topics)
+                w.strs(p.usesServices)
+                w.u8((p.registersFromSettings ? 1 : 0) | (p.syncsEntries ? 2 : 0))
+            case .refused(let id, let reason, let uses):
+                w.u8(2)
+                w.str(reason)
+                w.optional(id)
+                w.strs(uses)
+            }
+        }
+        return w.out
+    }
+
+    /// The records, or nil if anything about the file is off.
+    static func decode(_ bytes: [UInt8]) -> [RegistryRecord]? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var r = Reader(buffer)
+            guard r.bytes(magic.count).map({ $0.elementsEqual(magic) }) == true, r.u32() == PluginRegistry.version,
+                  r.str() == PluginRegistry.hostTag, let count = r.count(minimumItemBytes: 45) else { return nil }
+            var records: [RegistryRecord] = []
+            records.reserveCapacity(count)
+            for _ in 0..<count {
+                guard let record = r.record() else { return nil }
+                records.append(record)
+            }
+            return r.atEnd ? records : nil
+        }
+    }
+
+    struct Writer {
+        var out: [UInt8] = []
+        mutating func u8(_ v: UInt8) { out.append(v) }
+        mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
+        mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
+        mutating func str(_ s: String) {
+            u32(UInt32(s.utf8.count))
+            out += s.utf8
+        }
+        mutating func optional(_ s: String?) {
+            if let s { u8(1); str(s) } else { u8(0) }
+        }
+        mutating func strs(_ list: [String]) {
+            u32(UInt32(list.count))
+            for s in list { str(s) }
+        }
+    }
+
+    /// A cursor that fails (nil) rather than read past the end.
+    struct Reader {
+        let base: UnsafeBufferPointer<UInt8>
+        var offset = 0
+
+        init(_ base: UnsafeBufferPointer<UInt8>) { self.base = base }
+
+        var atEnd: Bool { offset == base.count }
+
+        mutating func bytes(_ n: Int) -> UnsafeBufferPointer<UInt8>? {
+            guard n >= 0, n <= base.count - offset else { return nil }
+            defer { offset += n }
+            return UnsafeBufferPointer(rebasing: base[offset..<offset + n])
+        }
+
+        mutating func u8() -> UInt8? { bytes(1)?[0] }
+
+        mutating func u32() -> UInt32? {
+            guard let b = bytes(4) else { return nil }
+            return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+        }
+
+        mutating func u64() -> UInt64? {
+            guard let low = u32(), let high = u32() else { return nil }
+            return UInt64(low) | UInt64(high) << 32
+        }
+
+        mutating func i64() -> Int64? { u64().map { Int64(bitPattern: $0) } }
+
+        /// A count of items of at least `minimumItemBytes` each that fit in what is left.
+        mutating func count(minimumItemBytes: Int) -> Int? {
+            guard let n = u32().map(Int.init), n <= (base.count - offset) / minimumItemBytes else { return nil }
+            return n
+        }
+
+        mutating func str() -> String? {
+            guard let n = u32(), let b = bytes(Int(n)) else { return nil }
+            // ASCII (nearly every field) is valid UTF-8 as it is; the
+            // general validation costs as much again as making the String.
+            if !b.contains(where: { $0 >= 0x80 }) { return String(decoding: b, as: UTF8.self) }
+            return String(validating: b, as: UTF8.self)
+        }
+
+        mutating func optionalStr() -> String?? {
+            switch u8() {
+            case 0: return .some(nil)
+            case 1: return str().map { .some($0) }
+            default: return nil
+            }
+        }
+
+        mutating func strs() -> [String]? {
+            guard let n = count(minimumItemBytes: 4) else { return nil }
+            var list: [String] = []
+            list.reserveCapacity(n)
+            for _ in 0..<n {
+                guard let s = str() else { return nil }
+                list.append(s)
+            }
+            return list
+        }
+
+        mutating func record() -> RegistryRecord? {
+            guard let path = str(), let size = i64(), let modified = i64(), let changed = i64(), let inode = u64(),
+                  let buildID = optionalStr() else { return nil }
+            let key = FileKey(path: path, size: size, modified: modified, changed: changed, inode: inode, buildID: buildID)
+            switch u8() {
+            case 1:
+                return plugin(path: path).map { RegistryRecord(key: key, outcome: .plugin($0)) }
+            case 2:
+                guard let reason = str(), let id = optionalStr(), let uses = strs() else { return nil }
+                return RegistryRecord(key: key, outcome: .refused(pluginID: id, reason: reason, usesServices: uses))
+            default:
+                return nil
+            }
+        }
+
+        mutating func plugin(path: String) -> ScannedPlugin? {
+            guard let id = str(), let short = str(), let name = str(), let version = str(), let summary = str(),
+                  let major = u32(), let minor = u32() else { return nil }
+            let p = ScannedPlugin(info: PluginInfo(id: id, shortName: short, name: name, version: version, summary: summary,
+                                                   abiMajor: major, abiMinor: minor, path: path))
+            guard let sectionCount = count(minimumItemBytes: 12) else { return nil }
+            p.sections.reserveCapacity(sectionCount)
+            for _ in 0..<sectionCount {
+                guard let sid = str(), let title = str(), let order = u32() else { return nil }
+                p.sections.append(.init(id: sid, title: title, order: Int32(bitPattern: order)))
+            }
+            guard let entryCount = count(minimumItemBytes: 29) else { return nil }
+            p.entries.reserveCapacity(entryCount)
+            for _ in 0..<entryCount {
+                guard let local = str(), let kind = str().flatMap(EntryKind.init(rawValue:)), let section = str(), let title = str(),
+                      let entrySummary = str(), let defaultValue = str(), let choices = strs(), let flags = u8(), flags & ~15 == 0 else { return nil }
+                var command: String?
+                if flags & 8 != 0 {
+                    guard let c = str() else { return nil }
+                    command = c
+                }
+                p.entries.append(.init(localID: local, kind: kind, section: section, title: title, summary: entrySummary,
+                                       defaultValue: defaultValue, choices: choices, isSecret: flags & 1 != 0, command: command,
+                                       isPluginValue: flags & 2 != 0, hasChanged: flags & 4 != 0))
+            }
+            guard let commandCount = count(minimumItemBytes: 13) else { return nil }
+            p.commands.reserveCapacity(commandCount)
+            for _ in 0..<commandCount {
+                guard let signature = str(), let commandSummary = str(), let details = str(), let flags = u8(), flags & ~3 == 0 else { return nil }
+                p.commands.append(.init(signature: signature, summary: commandSummary, details: details,
+                                        changesState: flags & 1 != 0, returnsJSON: flags & 2 != 0))
+            }
+            guard let services = strs(), let topics = strs(), let uses = strs(), let flags = u8(), flags & ~3 == 0 else { return nil }
+            p.services = services
+            p.topics = topics
+            p.usesServices = uses
+            p.registersFromSettings = flags & 1 != 0
+            p.syncsEntries = flags & 2 != 0
+            return p
         }
     }
 }

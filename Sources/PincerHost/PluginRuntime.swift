@@ -27,6 +27,12 @@ struct PluginList {
     func with(id: String) -> PluginInfo? { byID[id].map { all[$0] } }
     func with(shortName: String) -> PluginInfo? { byShortName[shortName].map { all[$0] } }
 
+    mutating func reserve(_ more: Int) {
+        all.reserveCapacity(all.count + more)
+        byID.reserveCapacity(byID.count + more)
+        byShortName.reserveCapacity(byShortName.count + more)
+    }
+
     /// Adds the plugin, or replaces the one with its id in place.
     mutating func put(_ info: PluginInfo) {
         if let i = byID[info.id] {

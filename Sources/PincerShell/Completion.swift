@@ -10,7 +10,7 @@ extension Shell {
         let done = endsInSpace ? words : Array(words.dropLast())
         let partial = endsInSpace ? "" : (words.last ?? "")
         guard let h = loadedHost() else { return [] }
-        let commandNames = h.commands.map(\.fullName)
+        let commandNames = h.commandNames
         func matching(_ list: [String]) -> [String] { list.filter { $0.hasPrefix(partial) }.sorted() }
 
         guard let first = done.first else {

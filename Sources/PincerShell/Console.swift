@@ -6,9 +6,16 @@ import Glibc
 /// writes to file descriptors 1 and 2.
 public protocol Console: AnyObject {
     func out(_ text: String)
+    /// `out` of UTF-8 text already in bytes (a long listing), which a
+    /// console may write without making a String of it first.
+    func out(utf8 bytes: [UInt8])
     func err(_ text: String)
     /// Whether standard output is a terminal (colour, alignment, progress).
     var isTerminal: Bool { get }
+}
+
+extension Console {
+    public func out(utf8 bytes: [UInt8]) { out(String(decoding: bytes, as: UTF8.self)) }
 }
 
 public final class StandardConsole: Console {
@@ -17,13 +24,19 @@ public final class StandardConsole: Console {
     public func err(_ text: String) { Self.write(2, text) }
     public var isTerminal: Bool { isatty(1) == 1 }
 
+    public func out(utf8 bytes: [UInt8]) {
+        // Bytes with nothing to escape go out as they are; others take the String path.
+        if TerminalText.needsNoEscape(bytes) { Self.writeAll(1, bytes) } else { out(String(decoding: bytes, as: UTF8.self)) }
+    }
+
     /// Everything the shell prints passes here, so text from plugins and
     /// from captured traffic cannot drive the terminal (see TerminalText).
-    static func write(_ fd: Int32, _ text: String) {
-        var bytes = TerminalText.escaped(text)
+    static func write(_ fd: Int32, _ text: String) { writeAll(fd, TerminalText.escaped(text)) }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n <= 0 {
                 if n < 0 && errno == EINTR { continue }
                 return
@@ -82,13 +95,12 @@ public enum TerminalText {
     /// strings (PincerJSON escapes C0 there already), stays valid JSON
     /// with the same value.
     public static func escaped(_ text: String) -> [UInt8] {
-        let utf8 = text.utf8
-        // Fast path: no byte that can start one of those characters.
-        guard utf8.contains(where: { b in (b < 0x20 && b != 0x0A && b != 0x09) || b == 0x7F || b == 0xC2 || b == 0xD8 || b == 0xE2 }) else {
-            return Array(utf8)
-        }
+        // Fast path: no byte that can start one of those characters (a
+        // loop over the contiguous bytes: a command listing is 250 KB).
+        var text = text
+        if text.withUTF8({ needsNoEscape($0) }) { return Array(text.utf8) }
         var out: [UInt8] = []
-        out.reserveCapacity(utf8.count + 16)
+        out.reserveCapacity(text.utf8.count + 16)
         for scalar in text.unicodeScalars {
             if needsEscape(scalar.value) {
                 out += Array("\\u".utf8)
@@ -99,6 +111,11 @@ public enum TerminalText {
             }
         }
         return out
+    }
+
+    /// No byte of this UTF-8 text can start a character `escaped` changes.
+    static func needsNoEscape(_ bytes: some Collection<UInt8>) -> Bool {
+        !bytes.contains { b in (b < 0x20 && b != 0x0A && b != 0x09) || b == 0x7F || b == 0xC2 || b == 0xD8 || b == 0xE2 }
     }
 
     static func needsEscape(_ v: UInt32) -> Bool {

@@ -80,13 +80,22 @@ extension Shell {
     }
 
     func listCommands() -> ExitCode {
-        let commands = host!.commands
-        if options.json {
-            emit(.object([("commands", .array(commands.map(Host.commandJSON)))]))
+        let h = host!
+        if options.json && !console.isTerminal {
+            // One buffer, no tree, no Command for a deferred plugin: this is
+            // the listing a thousand plugins make long.
+            var out: [UInt8] = []
+            h.writeCommandsJSON(into: &out)
+            console.out(utf8: out)
             return .ok
         }
-        let width = commands.map(\.fullName.count).max() ?? 0
-        for c in commands { console.out("\(c.fullName.padded(to: width))  \(c.summary)\n") }
+        if options.json {
+            emit(.object([("commands", .array(h.commands.map(Host.commandJSON)))]))
+            return .ok
+        }
+        let commands = h.commandSummaries()
+        let width = commands.map(\.name.count).max() ?? 0
+        for c in commands { console.out("\(c.name.padded(to: width))  \(c.summary)\n") }
         return .ok
     }
 
@@ -107,7 +116,7 @@ extension Shell {
         }
         let h = try requireHost()
         guard let c = h.command(named: topic) else {
-            throw .notFound("no command '\(topic)'\(Shell.suggestion(for: topic, among: h.commands.map(\.fullName) + Shell.table.map(\.name)))")
+            throw .notFound("no command '\(topic)'\(Shell.suggestion(for: topic, among: h.commandNames + Shell.table.map(\.name)))")
         }
         if options.json {
             emit(Host.commandJSON(c))
@@ -233,7 +242,7 @@ extension Shell {
         let h = try requireHost()
         let name = args[0]
         guard let command = h.command(named: name) else {
-            throw .notFound("no command '\(name)'\(Shell.suggestion(for: name, among: h.commands.map(\.fullName)))")
+            throw .notFound("no command '\(name)'\(Shell.suggestion(for: name, among: h.commandNames))")
         }
         // `--json`, `--csv` and `--help` after the command name are pincer's unless the
         // command has such a parameter, or they come after `--` (where they can be rest items).

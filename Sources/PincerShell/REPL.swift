@@ -95,7 +95,7 @@ extension Shell {
         if isatty(0) == 1 { _ = try? h.settings() } // creates the state directory the history lives in
         let loop = LineLoop(
             prompt: "pincer> ",
-            banner: "pincer \(Shell.version) — \(h.plugins.count) plugins, \(h.commands.count) commands. Tab completes; 'help' lists commands; 'exit' leaves.\n",
+            banner: "pincer \(Shell.version) — \(h.plugins.count) plugins, \(h.commandNames.count) commands. Tab completes; 'help' lists commands; 'exit' leaves.\n",
             historyPath: h.options.stateDirectory + "/history",
             completions: { [unowned self] in completions(for: $0) },
             historyLine: { [unowned self] in historyLine(for: $0) })

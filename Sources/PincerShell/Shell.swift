@@ -129,7 +129,7 @@ public final class Shell {
         }
         guard let command = Shell.shellCommand(named: name) else {
             let known = Shell.table.map(\.name)
-            throw .usage("unknown command '\(name)'\(Shell.suggestion(for: name, among: known + (loadedHost()?.commands.map(\.fullName) ?? [])))",
+            throw .usage("unknown command '\(name)'\(Shell.suggestion(for: name, among: known + (loadedHost()?.commandNames ?? [])))",
                          usage: "pincer <command> [arguments]; see pincer --help")
         }
         if isEmbedded && command.localOnly { throw .usage("\(name) runs in the local pincer only") }

@@ -55,8 +55,11 @@ final class RegistryTests: XCTestCase {
         (Fixture.json(r.stdout)["commands"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
     }
 
+    /// The registry file's records in their JSON form (the scanner's lines), as {"plugins": [...]}.
     func registry() -> [String: Any] {
-        Fixture.json((try? String(contentsOfFile: state + "/plugin-registry.json", encoding: .utf8)) ?? "")
+        guard let data = FileManager.default.contents(atPath: PluginRegistry.path(stateDirectory: state)),
+              let records = RegistryFile.decode([UInt8](data)) else { return [:] }
+        return ["plugins": records.map { Fixture.json($0.json.serialized()) }]
     }
 
     func testListingAnswersFromTheRegistryAndUsingAPluginLoadsIt() throws {
@@ -241,16 +244,187 @@ final class RegistryTests: XCTestCase {
     func testADamagedRegistryIsIgnoredAndRewritten() throws {
         try build("alpha")
         XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
-        for garbage in ["not json at all", "{\"format\":\"pincer-plugin-registry\",\"version\":1,\"host\":\"abi 1.4\",\"plugins\":[{\"path\":3}]}",
-                        String(repeating: "[", count: 10_000)] {
-            try garbage.write(toFile: state + "/plugin-registry.json", atomically: false, encoding: .utf8)
+        let file = PluginRegistry.path(stateDirectory: state)
+        let good = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: file)))
+        // Another version (the u32 after the 8-byte magic), cut short, one byte too many.
+        var otherVersion = good
+        otherVersion[8] = 1
+        for garbage in [Array("not a registry at all".utf8), otherVersion, Array(good.dropLast(3)), good + [0]] {
+            try Data(garbage).write(to: URL(fileURLWithPath: file))
             let r = try pincer("commands", "--json")
             XCTAssertEqual(r.status, 0, r.stderr)
             XCTAssertEqual(r.stderr, "")
             XCTAssertEqual(commandNames(r), ["alpha.hello"])
             XCTAssertEqual((registry()["plugins"] as? [Any])?.count, 1)
         }
-        XCTAssertEqual(inits(), 4)
+        XCTAssertEqual(inits(), 5)
+    }
+
+    /// The registry keeps the candidates' order of its last write and is
+    /// matched record by record; another order (the plugin path's
+    /// directories swapped) finds every record by path and scans nothing.
+    func testAnotherCandidateOrderFindsEveryRecordWithoutScanning() throws {
+        let other = Fixture.temporaryDirectory("pincer-registry-plugins-b")
+        try build("alpha")
+        try build("beta", into: other)
+        let saved = plugins
+        plugins = "\(saved):\(other)"
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello", "beta.hello"])
+        XCTAssertEqual(inits(), 2)
+        plugins = "\(other):\(saved)"
+        let swapped = try pincer("plugins", "--json")
+        let listed = Fixture.json(swapped.stdout)["plugins"] as? [[String: Any]] ?? []
+        XCTAssertEqual(listed.compactMap { $0["short_name"] as? String }, ["beta", "alpha"], swapped.stderr)
+        XCTAssertEqual(listed.map { $0["loaded"] as? Bool }, [false, false])
+        XCTAssertEqual(inits(), 2)
+        XCTAssertEqual(try pincer("beta.hello").stdout, "hello from beta version 1\n")
+    }
+
+    /// Version 1 was `plugin-registry.json`: such a file is not read, its
+    /// plugins are scanned again, and writing the new file removes it.
+    func testARegistryOfTheOldFormatIsScannedAgainAndRemoved() throws {
+        try build("alpha")
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
+        XCTAssertEqual(inits(), 1)
+        try FileManager.default.removeItem(atPath: PluginRegistry.path(stateDirectory: state))
+        let old = state + "/plugin-registry.json"
+        try #"{"format":"pincer-plugin-registry","version":1,"host":"abi 1.5","plugins":[]}"#.write(toFile: old, atomically: false, encoding: .utf8)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
+        XCTAssertEqual(inits(), 2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: old))
+        XCTAssertEqual((registry()["plugins"] as? [Any])?.count, 1)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello"])
+        XCTAssertEqual(inits(), 2)
+    }
+
+    /// The file format on its own: every field survives a round trip, and
+    /// a file cut anywhere, or with a count larger than what follows, or
+    /// with a flag bit it does not know, is refused whole (never trapped on).
+    func testTheRegistryFileRoundTripsAndRefusesWhatIsOff() throws {
+        let scanned = ScannedPlugin(info: PluginInfo(id: "com.example.full", shortName: "full", name: "Full", version: "2.0", summary: "Ünïcode summary",
+                                                     abiMajor: 1, abiMinor: 5, path: "/p/full.so"))
+        scanned.sections = [.init(id: "tools", title: "Tools", order: -3)]
+        scanned.entries = [.init(localID: "mode", kind: .choice, section: "tools", title: "Mode", summary: "s", defaultValue: "b", choices: ["a", "b"],
+                                 isSecret: true, command: nil, isPluginValue: true, hasChanged: true),
+                           .init(localID: "go", kind: .action, section: "tools", title: "Go", summary: "", defaultValue: "", choices: [],
+                                 isSecret: false, command: "full.go", isPluginValue: false, hasChanged: false)]
+        scanned.commands = [.init(signature: "go(n: i64 = 2) -> string", summary: "Goes", details: "line\nline", changesState: true, returnsJSON: true)]
+        scanned.services = ["com.example.full/1"]
+        scanned.topics = ["*"]
+        scanned.usesServices = ["com.example.other/2"]
+        scanned.registersFromSettings = true
+        scanned.syncsEntries = true
+        let records = [
+            RegistryRecord(key: FileKey(path: "/p/full.so", size: 123, modified: -5, changed: 1 << 62, inode: UInt64.max, buildID: "abcd"),
+                           outcome: .plugin(scanned)),
+            RegistryRecord(key: FileKey(path: "/p/bad.so", size: 0, modified: 0, changed: 0, inode: 7, buildID: nil),
+                           outcome: .refused(pluginID: "com.example.bad", reason: "crashed", usesServices: ["x.y/1"])),
+            RegistryRecord(key: FileKey(path: "/p/worse.so", size: 1, modified: 2, changed: 3, inode: 4, buildID: nil),
+                           outcome: .refused(pluginID: nil, reason: "exited", usesServices: [])),
+        ]
+        let bytes = RegistryFile.encode(records)
+        let decoded = try XCTUnwrap(RegistryFile.decode(bytes))
+        XCTAssertEqual(decoded.map(\.json), records.map(\.json))
+        XCTAssertEqual(decoded.map(\.key), records.map(\.key))
+        XCTAssertEqual(RegistryFile.encode(decoded), bytes)
+        XCTAssertEqual(RegistryFile.decode(RegistryFile.encode([]))?.count, 0)
+        for cut in 0..<bytes.count { XCTAssertNil(RegistryFile.decode(Array(bytes.prefix(cut))), "cut at \(cut)") }
+        // The record count (after magic, version and the host tag) claims a billion records.
+        var huge = bytes
+        let countOffset = 8 + 4 + 4 + PluginRegistry.hostTag.utf8.count
+        huge.replaceSubrange(countOffset..<countOffset + 4, with: [0x00, 0xCA, 0x9A, 0x3B])
+        XCTAssertNil(RegistryFile.decode(huge))
+        // Any single byte changed gives nil or records that encode to those bytes again.
+        for i in stride(from: 0, to: bytes.count, by: 3) {
+            var damaged = bytes
+            damaged[i] ^= 0x80
+            if let again = RegistryFile.decode(damaged) { XCTAssertEqual(RegistryFile.encode(again), damaged, "byte \(i)") }
+        }
+    }
+
+    /// With the registry warm a deferred plugin's commands stay records:
+    /// listing, names and search read them and make no Command; a lookup
+    /// by name makes that plugin's placeholders only, and the listing is
+    /// the same text from records, from a mix, and from placeholders.
+    func testListingReadsCommandRecordsAndALookupMakesOnlyItsPluginsPlaceholders() throws {
+        try build("alpha")
+        try build("beta")
+        XCTAssertEqual(try pincer("commands", "--json").status, 0) // warms the registry
+        XCTAssertEqual(inits(), 2)
+        setenv("PINCER_TEST_INIT_LOG", initLog, 1)
+        defer { unsetenv("PINCER_TEST_INIT_LOG") }
+        var options = Host.Options(stateDirectory: state)
+        options.builtinDirectory = nil
+        options.pluginPaths = [plugins]
+        options.scanner = nil
+        options.logHandler = { _ in }
+        let host = Host(options: options)
+        XCTAssertEqual(host.loadAllUsingRegistry(), 0)
+        func placeholdersMade() -> [Bool] { host.deferredPlugins.map(host.hasCommandsInTable) }
+        func listing() -> String {
+            var out: [UInt8] = []
+            host.writeCommandsJSON(into: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+        let fromRecords = listing()
+        XCTAssertEqual((Fixture.json(fromRecords)["commands"] as? [[String: Any]])?.compactMap { $0["name"] as? String }, ["alpha.hello", "beta.hello"])
+        XCTAssertEqual(host.commandNames, ["alpha.hello", "beta.hello"])
+        XCTAssertEqual(host.commandSummaries().map(\.name), ["alpha.hello", "beta.hello"])
+        XCTAssertEqual(placeholdersMade(), [false, false])
+        // Search makes the commands it finds, and only those.
+        XCTAssertEqual(host.search("beta.h").commands.map(\.fullName), ["beta.hello"])
+        XCTAssertEqual(placeholdersMade(), [false, true])
+        let alpha = try XCTUnwrap(host.command(named: "alpha.hello"))
+        XCTAssertTrue(alpha.isDeferred)
+        XCTAssertEqual(placeholdersMade(), [true, true])
+        XCTAssertEqual(listing(), fromRecords)
+        XCTAssertEqual(inits(), 2, "listing and lookups ran no init")
+        // Every placeholder, written as Commands are: the same text.
+        let all = host.commands
+        var written: [UInt8] = Array(#"{"commands":["#.utf8)
+        for (i, c) in all.enumerated() {
+            if i > 0 { written.append(UInt8(ascii: ",")) }
+            Host.writeCommandJSON(c, into: &written)
+        }
+        written += "]}\n".utf8
+        XCTAssertEqual(String(decoding: written, as: UTF8.self), fromRecords)
+        // Calling it loads alpha, and only alpha.
+        XCTAssertEqual(try alpha.resolved().invoke([]), .string("hello from alpha version 1"))
+        XCTAssertEqual(inits("alpha"), 2)
+        XCTAssertEqual(inits("beta"), 1)
+        XCTAssertFalse(try XCTUnwrap(host.command(named: "alpha.hello")).isDeferred)
+        // A name the record does not have, under a pending plugin's prefix, loads that plugin to ask it.
+        XCTAssertNil(host.command(named: "beta.nothing"))
+        XCTAssertEqual(inits("beta"), 2)
+        XCTAssertEqual(listing(), fromRecords)
+        host.shutdown()
+    }
+
+    /// The candidates' directory listing: byte order (a prefix first, capitals
+    /// before small letters, UTF-8 after ASCII), without . and .., hidden names kept.
+    func testTheDirectoryListingIsInByteOrder() throws {
+        let directory = Fixture.temporaryDirectory("pincer-registry-listing")
+        let names = ["b", "ab", "a", "B", "\u{E9}t\u{E9}.so", ".hidden", "a.so", "z9", "z10", String(repeating: "x", count: 255)]
+        for name in names { XCTAssertTrue(FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: nil), name) }
+        XCTAssertEqual(Host.listDirectory(directory), names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        XCTAssertEqual(Host.listDirectory(directory).first, ".hidden")
+        XCTAssertEqual(Host.listDirectory(directory + "/missing"), [])
+    }
+
+    /// `pincer commands --json` writes each command without the JSON tree;
+    /// the text must be the tree's, byte for byte, for every kind of parameter.
+    func testTheCommandListingWriterMatchesCommandJSON() throws {
+        let signatures = ["hello() -> string", "add(a: i64, b: f64 = 1.5, c: bool = true) -> f64",
+                          "put(token: secret string, key: string = \"q\\\"uote\", rest: string...) -> void", "big(n: u64 = 18446744073709551615, m: i32 = -2) -> u64"]
+        for (i, text) in signatures.enumerated() {
+            let signature = try Signature.parse(text)
+            let command = Command(fullName: "p.\(signature.name)", signature: signature, summary: i == 0 ? "" : "Sum\u{1}mary \"\(i)\"",
+                                  details: "", changesState: i % 2 == 1, returnsJSON: false, pluginID: "com.example.p",
+                                  implementation: .values({ _, _, _, _, _ in 0 }), context: nil, gate: Lock(recursive: true))
+            var written: [UInt8] = []
+            Host.writeCommandJSON(command, into: &written)
+            XCTAssertEqual(String(decoding: written, as: UTF8.self), Host.commandJSON(command).serialized(), text)
+        }
     }
 
     func testBuildIDMatchesReadelf() throws {

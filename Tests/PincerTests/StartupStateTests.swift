@@ -45,12 +45,12 @@ final class StartupStateTests: XCTestCase {
     func testCommandsThatTouchNoStateOpenOnlyTheRegistry() throws {
         _ = try Fixture.pincer(["commands"], stateDir: state) // the registry is warm from here on
         for args in [["commands", "--json"], ["help", "loc.routes"], ["complete", "net."], ["plugins", "--json"]] {
-            XCTAssertEqual(try stateFilesTouched(args), ["plugin-registry.json"], "\(args)")
+            XCTAssertEqual(try stateFilesTouched(args), ["plugin-registry.bin"], "\(args)")
         }
         // A search lists entries too, and the flags' entries follow the stored
         // flags (sync_entries): it reads the settings store, and nothing else.
         let search = try stateFilesTouched(["search", "route"])
-        XCTAssertEqual(search.filter { !$0.hasPrefix("settings.sqlite3") }, ["plugin-registry.json"], "\(search)")
+        XCTAssertEqual(search.filter { !$0.hasPrefix("settings.sqlite3") }, ["plugin-registry.bin"], "\(search)")
     }
 
     func testAPluginsCommandOpensThatPluginsStateOnly() throws {
