@@ -1505,7 +1505,9 @@ enum HeaderValues {
     static let maximumValueBytes = 512
 
     static func memo() -> RedactionMemo<String> {
-        RedactionMemo(maximumEntries: maximumEntries, maximumKeyBytes: maximumValueBytes)
+        // Dates, request ids and ETags never come back: a value is kept on
+        // its second sight, so those do not fill the memo again and again.
+        RedactionMemo(maximumEntries: maximumEntries, maximumKeyBytes: maximumValueBytes, admitOnSecondSight: true)
     }
 }
 
@@ -1516,6 +1518,9 @@ enum HeaderValues {
 final class RedactionMemo<Value: Sendable>: Sendable {
     let maximumEntries: Int
     let maximumKeyBytes: Int
+    /// Keep a key only when `store` was asked for it before (its hash was
+    /// seen): what comes once never evicts what repeats.
+    let admitOnSecondSight: Bool
     /// A power of two, at least twice `maximumEntries` (open addressing).
     private let slotCount: Int
 
@@ -1527,11 +1532,14 @@ final class RedactionMemo<Value: Sendable>: Sendable {
         var keys: [[UInt8]]
         var values: [Value?]
         var count = 0
+        /// The hashes `store` saw last, direct mapped (admitOnSecondSight).
+        var seen: [UInt64]
 
-        init(slots: Int) {
+        init(slots: Int, admitOnSecondSight: Bool) {
             hashes = [UInt64](repeating: 0, count: slots)
             keys = [[UInt8]](repeating: [], count: slots)
             values = [Value?](repeating: nil, count: slots)
+            seen = admitOnSecondSight ? [UInt64](repeating: 0, count: slots) : []
         }
 
         /// The slot holding `key` under `hash`, or the empty slot where it would go.
@@ -1548,13 +1556,14 @@ final class RedactionMemo<Value: Sendable>: Sendable {
 
     private let table: Mutex<Table>
 
-    init(maximumEntries: Int, maximumKeyBytes: Int) {
+    init(maximumEntries: Int, maximumKeyBytes: Int, admitOnSecondSight: Bool = false) {
         self.maximumEntries = maximumEntries
         self.maximumKeyBytes = maximumKeyBytes
+        self.admitOnSecondSight = admitOnSecondSight
         var slots = 1
         while slots < 2 * maximumEntries { slots <<= 1 }
         slotCount = slots
-        table = Mutex(Table(slots: slots))
+        table = Mutex(Table(slots: slots, admitOnSecondSight: admitOnSecondSight))
     }
 
     /// FNV-1a over the kind and the bytes, mixed; never 0.
@@ -1578,16 +1587,20 @@ final class RedactionMemo<Value: Sendable>: Sendable {
     func store(_ kind: UInt8, _ key: UnsafeBufferPointer<UInt8>, _ value: Value) {
         guard key.count <= maximumKeyBytes else { return }
         let h = RedactionMemo.hash(kind, key)
-        let bytes = Array(key)
         let slots = slotCount
         let limit = maximumEntries
+        let admit = admitOnSecondSight
         table.withLock { t in
-            if t.count >= limit { t = Table(slots: slots) }
+            if admit {
+                let s = Int(truncatingIfNeeded: h >> 7) & (slots - 1)
+                guard t.seen[s] == h else { t.seen[s] = h; return }
+            }
+            if t.count >= limit { t = Table(slots: slots, admitOnSecondSight: admit) }
             let (i, found) = t.probe(h, key)
             // Found: another thread got there first.
             guard !found else { return }
             t.hashes[i] = h
-            t.keys[i] = bytes
+            t.keys[i] = Array(key)
             t.values[i] = value
             t.count += 1
         }

@@ -267,25 +267,27 @@ public final class NetworkStore: @unchecked Sendable {
     /// Every text of an entry through the redactor: URLs, headers, bodies,
     /// and the free texts (method, status text, error, server address,
     /// notes, the reasons a body is not held).
-    private func redacted(_ raw: NetworkEntry, metadataOnly: Bool, restoring: Bool) -> NetworkEntry {
+    private func redacted(_ raw: consuming NetworkEntry, metadataOnly: Bool, restoring: Bool) -> NetworkEntry {
         let redactor = self.redactor
+        // Changed in place: the raw entry is not needed afterwards (no copy
+        // of its every field).
         var e = raw
-        e.method = redactor.text(raw.method)
-        e.url = redactor.url(raw.url)
-        e.httpVersion = redactor.text(raw.httpVersion)
-        e.redirectURL = raw.redirectURL.isEmpty ? "" : redactor.url(raw.redirectURL)
+        e.method = redactor.text(e.method)
+        e.url = redactor.url(e.url)
+        e.httpVersion = redactor.text(e.httpVersion)
+        if !e.redirectURL.isEmpty { e.redirectURL = redactor.url(e.redirectURL) }
         // Headers are held packed: pack again only what redaction changed.
-        let requestHeaders = raw.requestHeaders, responseHeaders = raw.responseHeaders
+        let requestHeaders = e.requestHeaders, responseHeaders = e.responseHeaders
         let redactedRequest = redactor.headers(requestHeaders), redactedResponse = redactor.headers(responseHeaders)
         if redactedRequest != requestHeaders { e.requestHeaders = redactedRequest }
         if redactedResponse != responseHeaders { e.responseHeaders = redactedResponse }
-        e.statusText = redactor.text(raw.statusText)
-        e.error = raw.error.map(redactor.text)
-        e.serverIP = raw.serverIP.map(redactor.text)
+        e.statusText = redactor.text(e.statusText)
+        e.error = e.error.map(redactor.text)
+        e.serverIP = e.serverIP.map(redactor.text)
         var notes: [String] = []
-        e.requestBody = reingest(raw.requestBody, metadataOnly: metadataOnly, restoring: restoring, side: "request", notes: &notes)
-        e.responseBody = reingest(raw.responseBody, metadataOnly: metadataOnly, restoring: restoring, side: "response", notes: &notes)
-        e.notes = (raw.notes + notes).map(redactor.text)
+        e.requestBody = reingest(e.requestBody, metadataOnly: metadataOnly, restoring: restoring, side: "request", notes: &notes)
+        e.responseBody = reingest(e.responseBody, metadataOnly: metadataOnly, restoring: restoring, side: "response", notes: &notes)
+        e.notes = (e.notes + notes).map(redactor.text)
         return e
     }
 
