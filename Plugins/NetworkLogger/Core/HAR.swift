@@ -200,7 +200,7 @@ public enum HARExport {
         for c in Cookies.request(headers.all(named: "cookie")) { w.value(c) }
         w.endArray()
         w.key("headers")
-        write(headers, into: &w)
+        Header.write(headers, into: &w)
         w.key("queryString")
         w.beginArray()
         if let query = URLParts(entry.url)?.query {
@@ -229,7 +229,7 @@ public enum HARExport {
         for c in Cookies.response(headers.all(named: "set-cookie")) { w.value(c) }
         w.endArray()
         w.key("headers")
-        write(headers, into: &w)
+        Header.write(headers, into: &w)
         w.key("content")
         content(body, contentType: headers.first("Content-Type"), into: &w)
         w.field("redirectURL", entry.redirectURL)
@@ -261,20 +261,6 @@ public enum HARExport {
         w.field("bodySize", Int64(0))
         w.field("_error", error)
         w.endObject()
-    }
-
-    /// `[{"name": ..., "value": ...}]` from the packed bytes (no Strings made).
-    private static func write(_ headers: HeaderList, into w: inout JSONWriter) {
-        w.beginArray()
-        headers.forEach { name, value in
-            w.beginObject()
-            w.key("name")
-            w.string(utf8: name)
-            w.key("value")
-            w.string(utf8: value)
-            w.endObject()
-        }
-        w.endArray()
     }
 
     private static func nameValue(_ name: String, _ value: String, into w: inout JSONWriter) {
