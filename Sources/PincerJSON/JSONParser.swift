@@ -139,7 +139,8 @@ extension JSON {
     /// object or has no such member.
     public subscript(key: String) -> JSON? {
         guard case .object(let members) = self else { return nil }
-        for (name, value) in members where name == key { return value }
+        // By index: iterating copied (and retained) every member passed over.
+        for i in members.indices where members[i].0 == key { return members[i].1 }
         return nil
     }
 

@@ -344,6 +344,7 @@ extension Report {
             add("after net.clear, RSS above the empty log", mib(s.clearedExcess),
                 "target: <= \(mib(HARSpeedFigures.clearTargetBytes))  \(Report.verdict(s.clearedExcess <= HARSpeedFigures.clearTargetBytes))")
             lines.append("          whole command: `pincer --state-dir D run net.import-har FILE` with net.limits --entries N and net.persist 7 set")
+            lines.append("          (\(HARSpeedBench.smallEntries): median of \(HARSpeedBench.smallRuns) runs, each import into a new state directory; \(HARSpeedBench.largeEntries): one run)")
             lines.append("          before (so with redaction and the persisted log), spawn to wait4; export-har is a new process, so it")
             lines.append("          includes loading the persisted log; python: json.load + json.dump of the same file, one process")
         }

@@ -40,7 +40,7 @@ struct TemporaryDirectory: Sendable {
     /// Removes the directory and everything in it (files and subdirectories).
     func remove() { TemporaryDirectory.removeTree(path) }
 
-    private static func removeTree(_ path: String) {
+    static func removeTree(_ path: String) {
         if let dir = opendir(path) {
             var names: [String] = []
             while let entry = readdir(dir) {
