@@ -315,7 +315,7 @@ public final class SQLiteFile: @unchecked Sendable {
             // its old mode, which still works (just with less concurrency).
             // Before WAL mode writes the header: a new file takes the size then.
             if let size = schema.pageSize { _ = try query(db, "PRAGMA page_size=\(size)") }
-            _ = try query(db, "PRAGMA journal_mode=WAL")
+            try retryingWhileBusy { () throws(QueryError) in _ = try query(db, "PRAGMA journal_mode=WAL") }
             _ = try query(db, schema.synchronousFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
         } catch {
             throw fail("configuring the connection", error)
@@ -367,6 +367,28 @@ public final class SQLiteFile: @unchecked Sendable {
     }
 
     /// Runs one constant SQL statement (no parameters) and returns the first column of each row.
+    /// Runs `body` again while SQLite says the file is busy or locked, for
+    /// up to the busy timeout (10 s). Switching a new file to WAL takes an
+    /// exclusive lock, and SQLite answers SQLITE_BUSY at once, without its
+    /// busy handler, to the others opening the same new file meanwhile
+    /// (twenty processes meeting on a fresh settings store).
+    private static func retryingWhileBusy(_ body: () throws(QueryError) -> Void) throws(QueryError) {
+        var waited = 0  // milliseconds
+        var pause = 1
+        while true {
+            do {
+                try body()
+                return
+            } catch {
+                let primary = error.code & 0xff
+                guard primary == SQLITE_BUSY || primary == SQLITE_LOCKED, waited < 10_000 else { throw error }
+                usleep(useconds_t(pause * 1000))
+                waited += pause
+                pause = min(pause * 2, 50)
+            }
+        }
+    }
+
     private static func query(_ db: OpaquePointer, _ sql: String) throws(QueryError) -> [String] {
         var handle: OpaquePointer?
         var rc = sqlite3_prepare_v2(db, sql, -1, &handle, nil)
