@@ -219,12 +219,13 @@ private func isOneByteEscape(_ byte: UInt8) -> Bool {
 
 /// What `JSON.scan` reports, in input order, while it checks a text: each
 /// container's start and end, each member's key (with where its value
-/// starts) and end, and each string value. Byte
-/// offsets are into the scanned bytes; a string's range is its content
-/// between the quotes (escapes not decoded). `depth` counts the arrays and
-/// objects open around a container's contents, itself included (1 at the
-/// top). Called only for what has been read so far: a text that turns out
-/// invalid later has still been reported up to there, and `scan` throws.
+/// starts) and end, and each string value. Byte offsets are into the
+/// scanned bytes; a string's range is its content between the quotes
+/// (escapes not decoded). `depth` counts the arrays and objects open around
+/// a container's contents, itself included (1 at the top). Called on the
+/// thread that called `scan`, during the call, only for what has been read
+/// so far: a text that turns out invalid later has still been reported up
+/// to there, and `scan` throws.
 public protocol JSONScanVisitor: AnyObject {
     func objectStart(depth: Int)
     func objectEnd()
