@@ -125,7 +125,7 @@
 //   A value that already is the marker is left alone, so redacting twice
 //   changes nothing more.
 // - Bodies: application/json, text/json and any `+json` type are parsed
-//   strictly (PincerJSON) and then spliced: only the bytes of a sensitive
+//   strictly and spliced in the same pass (`JSON.scan`): only the bytes of a sensitive
 //   key's value (any type, objects and arrays included) are replaced with
 //   the JSON string "[REDACTED]"; formatting, key order and number spelling
 //   (`1.0`, `1e3`) survive. Strings that contain a JWT are re-quoted with
