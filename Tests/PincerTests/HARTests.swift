@@ -483,12 +483,12 @@ final class HARTests: XCTestCase {
             XCTAssertEqual(back.stubbed, original.stubbed, label)
             XCTAssertEqual(back.notes, original.notes, label)
             XCTAssertEqual(back.serverIP, original.serverIP.flatMap(IPAddress.normalized), label)
-            let t = HARTimings(original.timings)
+            let t = original.timings.harNormalized
             XCTAssertEqual(back.timings.blocked, t.blocked, label)
             XCTAssertEqual(back.timings.connect, t.connect, label)
             XCTAssertEqual(back.timings.ssl, t.ssl, label)
             XCTAssertEqual(back.timings.wait, t.wait, label)
-            XCTAssertEqual(back.duration, t.time, accuracy: 1e-9, label)
+            XCTAssertEqual(back.duration, t.total, accuracy: 1e-9, label)
             if original.state == .complete {
                 XCTAssertEqual(back.state, .complete, label)
                 XCTAssertEqual(back.status, original.status, label)

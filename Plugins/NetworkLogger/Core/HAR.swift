@@ -163,11 +163,11 @@ public enum HARExport {
     }
 
     static func write(_ entry: NetworkEntry, into w: inout JSONWriter) {
-        let timings = HARTimings(entry.timings)
+        let timings = entry.timings.harNormalized
         let responded = entry.state == .complete && entry.status != nil
         w.beginObject()
         w.field("startedDateTime", HARDate.format(entry.startedAt))
-        w.field("time", timings.time)
+        w.field("time", timings.total)
         w.key("request")
         request(entry, into: &w)
         w.key("response")
@@ -379,37 +379,23 @@ public enum HARExport {
 }
 
 /// The seven phases as exported, and `time`.
-struct HARTimings {
-    var blocked, dns, connect, ssl, send, wait, receive: Double
-
-    init(_ t: Timings) {
+extension Timings {
+    /// The phases as HAR 1.2 wants them: an unknown optional phase is -1, an
+    /// unknown required one 0, and `connect` at least `ssl` (which it
+    /// contains). Written with `write(into:)`; HAR's `time` is its `total`.
+    var harNormalized: Timings {
         func optional(_ v: Double) -> Double { v.isFinite && v >= 0 ? v : -1 }
         func required(_ v: Double) -> Double { v.isFinite && v >= 0 ? v : 0 }
-        blocked = optional(t.blocked)
-        dns = optional(t.dns)
-        ssl = optional(t.ssl)
-        connect = optional(t.connect)
-        if ssl >= 0 && connect < ssl { connect = ssl }
-        send = required(t.send)
-        wait = required(t.wait)
-        receive = required(t.receive)
-    }
-
-    /// The sum of the phases that are not -1, `ssl` excluded (inside `connect`).
-    var time: Double {
-        [blocked, dns, connect].filter { $0 >= 0 }.reduce(0, +) + send + wait + receive
-    }
-
-    func write(into w: inout JSONWriter) {
-        w.beginObject()
-        w.field("blocked", blocked)
-        w.field("dns", dns)
-        w.field("connect", connect)
-        w.field("ssl", ssl)
-        w.field("send", send)
-        w.field("wait", wait)
-        w.field("receive", receive)
-        w.endObject()
+        var t = Timings()
+        t.blocked = optional(blocked)
+        t.dns = optional(dns)
+        t.ssl = optional(ssl)
+        t.connect = optional(connect)
+        if t.ssl >= 0 && t.connect < t.ssl { t.connect = t.ssl }
+        t.send = required(send)
+        t.wait = required(wait)
+        t.receive = required(receive)
+        return t
     }
 }
 

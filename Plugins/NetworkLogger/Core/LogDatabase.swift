@@ -369,11 +369,8 @@ public final class LogDatabase: @unchecked Sendable {
         let sql = Self.pageSQL(condition, needFull: needFull, descending: descending, fromTheEnd: descending && after == 0)
         settle()
         return try lock.withLock { _ throws(SQLiteError) -> ([NetworkEntry], UInt64?) in
-            let s = try file.statement(sql)
+            let s = try pageStatement(sql, after: after, limit: limit, condition)
             defer { s.reset() }
-            try s.bind(1, int64: Int64(clamping: after))
-            try s.bind(2, int64: Int64(limit))
-            try LogDatabase.bind(condition?.arguments ?? [], to: s, from: 3)
             // The rows' bytes are copied under the lock; their JSON is decoded after it, on every processor.
             var raws: [RawRow] = []
             var lights: [NetworkEntry] = []
@@ -397,6 +394,23 @@ public final class LogDatabase: @unchecked Sendable {
         }
     }
 
+    /// A page query (`pageSQL`) with its bindings: ?1 the id to continue
+    /// after, ?2 the row limit, then the condition's arguments. Under `lock`;
+    /// the caller resets it.
+    private func pageStatement(_ sql: String, after: UInt64, limit: Int,
+                               _ condition: NetworkFilter.SQLCondition?) throws(SQLiteError) -> SQLiteStatement {
+        let s = try file.statement(sql)
+        do {
+            try s.bind(1, int64: Int64(clamping: after))
+            try s.bind(2, int64: Int64(limit))
+            try LogDatabase.bind(condition?.arguments ?? [], to: s, from: 3)
+        } catch {
+            s.reset()
+            throw error
+        }
+        return s
+    }
+
     /// Every entry matching `filter`, in id order, a page of `limit` rows at
     /// a time, each turned into an `R` by `transform` on every processor in
     /// the same pass that decodes it: a page's entries are never held
@@ -414,11 +428,8 @@ public final class LogDatabase: @unchecked Sendable {
             settle()
             // The rows' bytes are copied under the lock; they are decoded after it.
             let raws = try lock.withLock { _ throws(SQLiteError) -> [RawRow] in
-                let s = try file.statement(sql)
+                let s = try pageStatement(sql, after: after, limit: limit, condition)
                 defer { s.reset() }
-                try s.bind(1, int64: Int64(clamping: after))
-                try s.bind(2, int64: Int64(limit))
-                try LogDatabase.bind(condition?.arguments ?? [], to: s, from: 3)
                 var raws: [RawRow] = []
                 while try s.step("reading a page of the log") { raws.append(RawRow(s, jsonColumn: 10)) }
                 return raws

@@ -62,11 +62,11 @@ public enum TextExport {
             if let error = entry.error { lines.append("error: " + clean(error)) }
         }
         lines.append("")
-        let t = HARTimings(entry.timings)
+        let t = entry.timings.harNormalized
         func phase(_ v: Double) -> String { v < 0 ? "-" : milliseconds(v) }
         var timing = "timings (ms): blocked \(phase(t.blocked))  dns \(phase(t.dns))  connect \(phase(t.connect))"
         if t.ssl >= 0 { timing += " (ssl \(phase(t.ssl)))" }
-        timing += "  send \(phase(t.send))  wait \(phase(t.wait))  receive \(phase(t.receive))  total \(phase(t.time))"
+        timing += "  send \(phase(t.send))  wait \(phase(t.wait))  receive \(phase(t.receive))  total \(phase(t.total))"
         lines.append(timing)
         if !entry.notes.isEmpty {
             lines.append("notes:")
