@@ -181,8 +181,13 @@ extension Host {
         // two hundred such calls there).
         let listing = BackgroundCandidateListing.start(host: self)
         let cached = PluginRegistry.readList(stateDirectory: stateDirectory)
-        // Placeholders and the listing need parsed signatures: parsed while the stat'ing runs.
-        for case .plugin(let p) in cached.lazy.map(\.outcome) { p.parseSignatures() }
+        // Each plugin's placeholders are made while the stat'ing runs, for a
+        // file that is unchanged and shown under its canonical path (the
+        // common case), so what waits for the stat'ing is the match and the tables.
+        let prepared = cached.map { record -> DeferredRegistration? in
+            guard case .plugin(let p) = record.outcome else { return nil }
+            return prepareRegistration(p, key: record.key, shownAs: record.key.path)
+        }
         let candidates = listing.candidates().map { (shown: $0.shown, key: $0.canonical, stat: $0.key) }
         defer { holdRegistry(cached) }
         // The file lists the candidates in the order they had when it was
@@ -191,18 +196,20 @@ extension Host {
         // the two orders part.
         var next = 0
         var byPath: [String: Int]?
-        func record(for path: String) -> RegistryRecord? {
+        func recordIndex(for path: String) -> Int? {
             if next < cached.count, cached[next].key.path == path {
                 next += 1
-                return cached[next - 1]
+                return next - 1
             }
             if byPath == nil { byPath = Dictionary(cached.enumerated().map { ($1.key.path, $0) }, uniquingKeysWith: { _, last in last }) }
-            return byPath?[path].map { cached[$0] }
+            return byPath?[path]
         }
-        var records: [RegistryRecord?] = candidates.map { c in
-            guard let record = record(for: c.key), let now = c.stat ?? FileKey.current(c.key), record.key.sameStat(as: now) else { return nil }
-            return record
+        // Per candidate: the index of its current record in `cached`.
+        let current: [Int?] = candidates.map { c in
+            guard let k = recordIndex(for: c.key), let now = c.stat ?? FileKey.current(c.key), cached[k].key.sameStat(as: now) else { return nil }
+            return k
         }
+        var records: [RegistryRecord?] = current.map { $0.map { cached[$0] } }
         var missing = candidates.indices.filter { records[$0] == nil }.map { candidates[$0].key }
         var changed = !missing.isEmpty || cached.count != candidates.count
         if !missing.isEmpty, let scanner = options.scanner {
@@ -248,27 +255,29 @@ extension Host {
             }
             switch record.outcome {
             case .refused(let id, let reason, _): refuse(path: candidate.shown, pluginID: id, reason)
-            case .plugin(let scanned): register(scanned, key: record.key, shownAs: candidate.shown)
+            case .plugin(let scanned):
+                if let k = current[i], let made = prepared[k], made.plugin.info.path == candidate.shown {
+                    register(made)
+                } else {
+                    register(prepareRegistration(scanned, key: record.key, shownAs: candidate.shown))
+                }
             }
         }
         return failures.count - before
     }
 
-    /// Adds a scanned plugin's sections and entries as placeholders (its
-    /// commands stay records, made into placeholders when looked up),
-    /// refusing it for the collisions its init would have met here.
-    private func register(_ scanned: ScannedPlugin, key: FileKey, shownAs path: String) {
+    /// A scanned plugin's placeholder and entries, made before they go in the tables.
+    struct DeferredRegistration {
+        let plugin: DeferredPlugin
+        let entries: [Entry]
+    }
+
+    /// Makes a scanned plugin's placeholder and its entries' placeholders
+    /// (its commands stay records, made into placeholders when looked up).
+    private func prepareRegistration(_ scanned: ScannedPlugin, key: FileKey, shownAs path: String) -> DeferredRegistration {
         let i = scanned.info
         let info = i.path == path ? i : PluginInfo(id: i.id, shortName: i.shortName, name: i.name, version: i.version, summary: i.summary,
                                                    abiMajor: i.abiMajor, abiMinor: i.abiMinor, path: path)
-        // Records read from the file were parsed on the reading thread; one
-        // scanned just now is parsed here, once, before it is shared.
-        if !scanned.signaturesParsed { scanned.parseSignatures() }
-        for n in scanned.commands.indices where scanned.signature(ofCommand: n) == nil {
-            // A damaged record: the plugin itself knows better.
-            load(path: path)
-            return
-        }
         let plugin = DeferredPlugin(info: info, key: key, scanned: scanned, host: self)
         let entries = scanned.entries.map { e in
             Entry(fullID: "\(info.shortName).\(e.localID)", localID: e.localID, kind: e.kind, sectionID: e.section, title: e.title,
@@ -276,9 +285,18 @@ extension Host {
                   pluginID: info.id, read: nil, changed: nil, set: nil, context: nil, gate: plugin.gate,
                   isPluginValue: e.isPluginValue, deferred: plugin)
         }
-        plugin.entriesCallingBack = Set(scanned.entries.filter(\.hasChanged).map { "\(info.shortName).\($0.localID)" })
-        let collision: String? = deferRegistrations(plugin, scanned: scanned, entries: entries)
-        if let collision { refuse(path: path, pluginID: info.id, collision) }
+        if scanned.entries.contains(where: \.hasChanged) {
+            plugin.entriesCallingBack = Set(scanned.entries.filter(\.hasChanged).map { "\(info.shortName).\($0.localID)" })
+        }
+        return DeferredRegistration(plugin: plugin, entries: entries)
+    }
+
+    /// Puts a prepared plugin in the tables, refusing it for the collisions its init would have met here.
+    private func register(_ made: DeferredRegistration) {
+        let info = made.plugin.info
+        if let collision = deferRegistrations(made.plugin, scanned: made.plugin.scanned, entries: made.entries) {
+            refuse(path: info.path, pluginID: info.id, collision)
+        }
     }
 
     /// Called by DeferredPlugin.load: loads the file for real. Returns why

@@ -182,7 +182,7 @@ public final class Host: @unchecked Sendable {
         var signatureText: String {
             switch source {
             case .command(let c): c.signature.text
-            case .record(let plugin, let i): plugin.scanned.signature(ofCommand: i)?.text ?? plugin.scanned.commands[i].signature
+            case .record(let plugin, let i): plugin.scanned.commands[i].signature
             }
         }
     }
@@ -196,10 +196,8 @@ public final class Host: @unchecked Sendable {
             list.reserveCapacity(commandTable.count + deferredList.count)
             for c in commandTable.values { list.append(ListedCommand(fullName: c.fullName, source: .command(c))) }
             for plugin in deferredList where !plugin.commandsInTable {
-                for i in plugin.scanned.commands.indices {
-                    // Checked when it was registered (a record whose signature does not parse is loaded instead).
-                    guard let signature = plugin.scanned.signature(ofCommand: i) else { continue }
-                    let fullName = plugin.info.shortName + "." + signature.name
+                for (i, command) in plugin.scanned.commands.enumerated() {
+                    let fullName = plugin.info.shortName + "." + command.name
                     // While it loads on another thread its init's commands come in.
                     guard commandTable[fullName] == nil else { continue }
                     list.append(ListedCommand(fullName: fullName, source: .record(plugin, i)))
@@ -552,12 +550,18 @@ public final class Host: @unchecked Sendable {
     func deferRegistrations(_ plugin: DeferredPlugin, scanned: ScannedPlugin, entries: [Entry]) -> String? {
         let info = plugin.info
         return lock.withLock { () -> String? in
-            if let other = pluginOrder.with(id: info.id) {
-                return "duplicate plugin id '\(info.id)': already loaded from \(other.path)"
+            func duplicate(_ clash: PluginList.Clash) -> String {
+                clash.onID ? "duplicate plugin id '\(info.id)': already loaded from \(clash.other.path)"
+                    : "duplicate short_name '\(info.shortName)': already used by \(clash.other.id) from \(clash.other.path)"
             }
-            if let other = pluginOrder.with(shortName: info.shortName) {
-                return "duplicate short_name '\(info.shortName)': already used by \(other.id) from \(other.path)"
+            // A plugin of commands only (most) cannot collide but by id or
+            // short name: checked and added in one step.
+            if scanned.sections.isEmpty && entries.isEmpty && scanned.services.isEmpty && scanned.topics.isEmpty {
+                if let clash = pluginOrder.addIfNew(info) { return duplicate(clash) }
+                deferredList.append(plugin)
+                return nil
             }
+            if let clash = pluginOrder.clash(with: info) { return duplicate(clash) }
             // The collisions its init would meet, worded as the host words them.
             func initFailed(_ why: String) -> String { "init failed (PINCER_DUPLICATE): \(why)" }
             for section in scanned.sections where section.id == Section.pinnedID || sectionTable[section.id] != nil {
@@ -637,7 +641,8 @@ public final class Host: @unchecked Sendable {
             }
             scanned.commands = commandTable.values.filter { $0.pluginID == info.id }.sorted { $0.fullName < $1.fullName }.map { c in
                 ScannedPlugin.CommandRecord(signature: c.signature.text, summary: c.summary, details: c.details,
-                                            changesState: c.changesState, returnsJSON: c.returnsJSON)
+                                            changesState: c.changesState, returnsJSON: c.returnsJSON, name: c.signature.name,
+                                            listing: ArraySlice(Host.listing(of: c)))
             }
             scanned.services = serviceTable.filter { $0.value.owner == info.id }.map(\.key).sorted()
             scanned.usesServices = serviceUses[info.id] ?? []

@@ -83,6 +83,18 @@ extension Host {
                          changesState: c.changesState, into: &out)
     }
 
+    /// The version of the object `writeCommandJSON` writes: the registry
+    /// caches each scanned command's object, and a file made for another
+    /// version is scanned again. Raise it with any change to that object.
+    static let commandListingFormat = 1
+
+    /// A command's object in `pincer commands --json`, for its registry record.
+    static func listing(of c: Command) -> [UInt8] {
+        var out: [UInt8] = []
+        writeCommandJSON(c, into: &out)
+        return out
+    }
+
     /// `pincer commands --json`: {"commands":[…]} in name order, written
     /// into `out`; a deferred plugin's commands come from its registry
     /// records, in the same shape `writeCommandJSON` gives a Command.
@@ -97,12 +109,17 @@ extension Host {
                 if !first { out.append(UInt8(ascii: ",")) }
                 Host.writeCommandJSON(c, into: &out)
             case .record(let plugin, let n):
-                // The listing only has records whose signature parses.
-                guard let signature = plugin.scanned.signature(ofCommand: n) else { continue }
-                if !first { out.append(UInt8(ascii: ",")) }
                 let record = plugin.scanned.commands[n]
-                Host.writeCommandJSON(fullName: item.fullName, signature: signature, summary: record.summary, pluginID: plugin.info.id,
-                                      changesState: record.changesState, into: &out)
+                if !record.listing.isEmpty {
+                    // As the scanner wrote it (and the registry checked it is a JSON object).
+                    if !first { out.append(UInt8(ascii: ",")) }
+                    out += record.listing
+                } else {
+                    guard let signature = plugin.scanned.signature(ofCommand: n) else { continue }
+                    if !first { out.append(UInt8(ascii: ",")) }
+                    Host.writeCommandJSON(fullName: item.fullName, signature: signature, summary: record.summary, pluginID: plugin.info.id,
+                                          changesState: record.changesState, into: &out)
+                }
             }
             first = false
         }

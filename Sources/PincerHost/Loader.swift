@@ -27,36 +27,61 @@ extension Host {
     /// The candidates with their canonical paths. A directory is resolved
     /// once and each file in it stat'ed relative to it (fstatat), resolved
     /// further only when it is a symbolic link: one system call a file, not
-    /// realpath's walk of every component and another stat.
+    /// realpath's walk of every component and another stat. Names stay
+    /// bytes until a file is accepted: with a thousand plugins this runs on
+    /// every start, and its system calls are most of what it costs.
     func candidateFiles() -> [Candidate] {
         var files: [Candidate] = []
-        func addDirectory(_ dir: String, _ accept: (String) -> Bool) {
+        var resolvedDirectories: [String] = []
+        // Duplicates (by canonical path) come only from a symbolic link, a
+        // file named on its own, or a directory met twice.
+        var mayRepeat = false
+        func addDirectory(_ dir: String, prefix: [UInt8]?) {
             let resolved = Host.canonical(dir)
+            if resolvedDirectories.contains(resolved) { mayRepeat = true }
+            resolvedDirectories.append(resolved)
             let fd = open(resolved, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             defer { if fd >= 0 { close(fd) } }
-            for name in Host.listDirectory(dir) where accept(name) {
+            let shownBase = Array(dir.utf8) + [UInt8(ascii: "/")], canonicalBase = Array(resolved.utf8) + [UInt8(ascii: "/")]
+            let sameBase = shownBase == canonicalBase
+            DirectoryListing(path: dir)?.forEachName { name, cName in
+                guard name.count > 3, name.suffix(3).elementsEqual(".so".utf8) else { return }
+                if let prefix, !name.starts(with: prefix) { return }
+                let canonical = Host.joined(canonicalBase, name)
                 var st = stat()
-                let path = "\(resolved)/\(name)"
-                if fd >= 0, fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) != S_IFLNK {
-                    files.append(Candidate(shown: resolved == dir ? path : "\(dir)/\(name)", canonical: path, key: FileKey(path: path, stat: st)))
+                if fd >= 0, fstatat(fd, cName, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) != S_IFLNK {
+                    files.append(Candidate(shown: sameBase ? canonical : Host.joined(shownBase, name), canonical: canonical,
+                                           key: FileKey(path: canonical, stat: st)))
                 } else {
-                    files.append(Candidate(shown: "\(dir)/\(name)", canonical: Host.canonical(path), key: nil))
+                    mayRepeat = true
+                    files.append(Candidate(shown: Host.joined(shownBase, name), canonical: Host.canonical(canonical), key: nil))
                 }
             }
         }
         if let dir = options.builtinDirectory {
-            addDirectory(dir) { $0.hasPrefix(Host.builtinPrefix) && $0.hasSuffix(".so") }
+            addDirectory(dir, prefix: Array(Host.builtinPrefix.utf8))
         }
         for path in options.pluginPaths where !path.isEmpty {
             var st = stat()
             if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
-                addDirectory(path) { $0.hasSuffix(".so") }
+                addDirectory(path, prefix: nil)
             } else {
+                mayRepeat = true
                 files.append(Candidate(shown: path, canonical: Host.canonical(path), key: nil))
             }
         }
+        guard mayRepeat else { return files }
         var seen = Set<String>(minimumCapacity: files.count)
         return files.filter { seen.insert($0.canonical).inserted }
+    }
+
+    /// `base` (ending in a slash) and `name` as one String, made in place.
+    static func joined(_ base: [UInt8], _ name: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: base.count + name.count) { out in
+            _ = out.initialize(fromContentsOf: base)
+            _ = UnsafeMutableBufferPointer(rebasing: out[base.count...]).initialize(fromContentsOf: name)
+            return base.count + name.count
+        }
     }
 
     /// Loads every candidate. Returns the number of plugins refused.
@@ -183,35 +208,56 @@ extension Host {
 
     /// Names in a directory, sorted, without . and ..; empty when it cannot be read.
     public static func listDirectory(_ path: String) -> [String] {
-        guard let dir = opendir(path) else { return [] }
-        defer { closedir(dir) }
-        // Every name's bytes in one buffer, sorted as spans with memcmp: an
-        // array per name and a generic comparison cost more than the
-        // listing itself for a directory of a thousand plugins, read on
-        // every start.
-        var bytes: [UInt8] = []
-        var spans: [(start: Int, count: Int)] = []
-        while let entry = readdir(dir) {
-            withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let name = UnsafeRawBufferPointer(rebasing: raw[..<strlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self))])
-                if name.elementsEqual([0x2e]) || name.elementsEqual([0x2e, 0x2e]) { return }
-                spans.append((bytes.count, name.count))
-                bytes.append(contentsOf: name)
-            }
-        }
-        return bytes.withUnsafeBufferPointer { all in
-            // Byte order (UTF-8's is code point order), a prefix first.
-            spans.sort { a, b in
-                let c = memcmp(all.baseAddress! + a.start, all.baseAddress! + b.start, min(a.count, b.count))
-                return c != 0 ? c < 0 : a.count < b.count
-            }
-            return spans.map { String(decoding: UnsafeBufferPointer(rebasing: all[$0.start..<$0.start + $0.count]), as: UTF8.self) }
-        }
+        var names: [String] = []
+        DirectoryListing(path: path)?.forEachName { name, _ in names.append(String(decoding: name, as: UTF8.self)) }
+        return names
     }
 
     static func canonical(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+}
+
+/// A directory's entries (without "." and ".."), in byte order: UTF-8's is
+/// code point order, a prefix first. Every name's bytes sit in one buffer,
+/// each followed by a NUL, and are sorted as spans with memcmp: an array
+/// per name and a generic comparison cost more than the listing itself for
+/// a directory of a thousand plugins, read on every start.
+struct DirectoryListing {
+    private var bytes: [UInt8] = []
+    private var spans: [(start: Int, count: Int)] = []
+
+    init?(path: String) {
+        guard let dir = opendir(path) else { return nil }
+        defer { closedir(dir) }
+        bytes.reserveCapacity(16 << 10)
+        while let entry = readdir(dir) {
+            withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                let name = UnsafeRawBufferPointer(rebasing: raw[..<strlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self))])
+                if name.elementsEqual([0x2e]) || name.elementsEqual([0x2e, 0x2e]) { return }
+                spans.append((bytes.count, name.count))
+                bytes.append(contentsOf: name)
+                bytes.append(0)
+            }
+        }
+        bytes.withUnsafeBufferPointer { all in
+            spans.sort { a, b in
+                let c = memcmp(all.baseAddress! + a.start, all.baseAddress! + b.start, min(a.count, b.count))
+                return c != 0 ? c < 0 : a.count < b.count
+            }
+        }
+    }
+
+    /// Calls `body` with each name, as bytes and as a C string (the same
+    /// storage, valid for the call).
+    func forEachName(_ body: (UnsafeBufferPointer<UInt8>, UnsafePointer<CChar>) -> Void) {
+        bytes.withUnsafeBufferPointer { all in
+            for span in spans {
+                let start = all.baseAddress! + span.start
+                start.withMemoryRebound(to: CChar.self, capacity: span.count + 1) { body(UnsafeBufferPointer(start: start, count: span.count), $0) }
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import CPincerSDK
+import CZlib
 import PincerJSON
 #if canImport(Glibc)
 import Glibc
@@ -16,14 +17,16 @@ import Glibc
 /// start, so it is binary (RegistryFile): one pass over length-prefixed
 /// fields, no document tree. Version 1 was `plugin-registry.json`; that
 /// file is no longer read (its plugins are scanned again) and is removed
-/// when the new one is written.
+/// when the new one is written. Version 2 had no command names or cached
+/// listings; such a file is refused by its version and written anew.
 public enum PluginRegistry {
     public static let fileName = "plugin-registry.bin"
     static let legacyFileName = "plugin-registry.json"
-    static let version: UInt32 = 2
+    static let version: UInt32 = 3
     /// Records made by another host ABI may describe refusals this host
     /// would not make, so the whole file is per host ABI.
-    static var hostTag: String { "abi \(PINCER_ABI_MAJOR).\(PINCER_ABI_MINOR)" }
+    /// Listings are cached as this host writes them, so the file is per listing format too.
+    static var hostTag: String { "abi \(PINCER_ABI_MAJOR).\(PINCER_ABI_MINOR), listing \(Host.commandListingFormat)" }
     /// Cut-offs for the cache file (it lives in the state directory, so it
     /// is read as untrusted): anything bigger is ignored and rebuilt.
     static let maxFileBytes = 64 << 20
@@ -242,7 +245,26 @@ final class ScannedPlugin: @unchecked Sendable {
         /// Whether setting a host-kept value calls the plugin back (so it must be loaded).
         var hasChanged: Bool
     }
-    struct CommandRecord: Sendable { var signature: String, summary: String, details: String, changesState: Bool, returnsJSON: Bool }
+    struct CommandRecord: Sendable {
+        var signature: String, summary: String, details: String, changesState: Bool, returnsJSON: Bool
+        /// The signature's command name, so a listing needs no parse.
+        var name: String
+        /// Its object in `pincer commands --json`, as the scanning host wrote
+        /// it (Host.writeCommandJSON): the listing copies it. Empty when
+        /// the record has none; the listing then writes it from the signature.
+        var listing: ArraySlice<UInt8> = []
+
+        init(signature: String, summary: String, details: String, changesState: Bool, returnsJSON: Bool, name: String? = nil,
+             listing: ArraySlice<UInt8> = []) {
+            self.signature = signature
+            self.summary = summary
+            self.details = details
+            self.changesState = changesState
+            self.returnsJSON = returnsJSON
+            self.name = name ?? (try? Signature.parse(signature).name) ?? ""
+            self.listing = listing
+        }
+    }
 
     var info: PluginInfo
     var sections: [SectionRecord] = []
@@ -256,19 +278,9 @@ final class ScannedPlugin: @unchecked Sendable {
     var registersFromSettings = false
     /// Its record has sync_entries (ABI 1.5): more entries come when its state opens.
     var syncsEntries = false
-    /// `commands`' signatures parsed (nil for one that does not parse), when
-    /// parseSignatures() ran; not part of the file.
-    private(set) var signatures: [Signature?]?
-
-    /// Parses the commands' signatures once, before the record is shared.
-    func parseSignatures() { signatures = commands.map { try? Signature.parse($0.signature) } }
-
-    var signaturesParsed: Bool { signatures?.count == commands.count }
-
-    func signature(ofCommand i: Int) -> Signature? {
-        if let signatures, signatures.count == commands.count { return signatures[i] }
-        return try? Signature.parse(commands[i].signature)
-    }
+    /// A command's signature parsed (nil for a damaged record): done only
+    /// when a placeholder is made, since listings read `name` and `listing`.
+    func signature(ofCommand i: Int) -> Signature? { try? Signature.parse(commands[i].signature) }
 
     init(info: PluginInfo) { self.info = info }
 
@@ -305,6 +317,8 @@ final class ScannedPlugin: @unchecked Sendable {
                 if !c.details.isEmpty { f.append(("details", .string(c.details))) }
                 if c.changesState { f.append(("changes_state", .bool(true))) }
                 if c.returnsJSON { f.append(("json_result", .bool(true))) }
+                f.append(("name", .string(c.name)))
+                if !c.listing.isEmpty { f.append(("listing", .string(String(decoding: c.listing, as: UTF8.self)))) }
                 return .object(f)
             })))
         }
@@ -384,11 +398,15 @@ final class ScannedPlugin: @unchecked Sendable {
         commands.reserveCapacity(commandList.count)
         for c in commandList {
             guard let f = c.objectValue else { return nil }
-            var record = CommandRecord(signature: "", summary: "", details: "", changesState: false, returnsJSON: false)
-            var signature: String?
+            var record = CommandRecord(signature: "", summary: "", details: "", changesState: false, returnsJSON: false, name: "")
+            var signature: String?, name: String?
             for (key, value) in f {
                 switch key {
                 case "signature": signature = value.stringValue
+                case "name": name = value.stringValue
+                case "listing":
+                    guard let text = value.stringValue, RegistryFile.isListing(Array(text.utf8)) else { return nil }
+                    record.listing = ArraySlice(text.utf8)
                 case "summary": record.summary = value.stringValue ?? ""
                 case "details": record.details = value.stringValue ?? ""
                 case "changes_state": record.changesState = value.boolValue ?? false
@@ -396,8 +414,9 @@ final class ScannedPlugin: @unchecked Sendable {
                 default: break
                 }
             }
-            guard let signature else { return nil }
+            guard let signature, let name, !name.isEmpty else { return nil }
             record.signature = signature
+            record.name = name
             commands.append(record)
         }
     }
@@ -412,15 +431,23 @@ final class ScannedPlugin: @unchecked Sendable {
 ///                u32 n × section (str id, str title, i32 order);
 ///                u32 n × entry (str id, str kind, str section, str title, str summary,
 ///                               str default, strs choices, u8 flags, [str command]);
-///                u32 n × command (str signature, str summary, str details, u8 flags);
+///                u32 n × command (str signature, str name, str summary, str details, u8 flags,
+///                                 str listing: its `pincer commands --json` object, or empty);
 ///                strs services, strs topics, strs uses_services, u8 flags
 ///       refused: str reason, opt-str plugin id, strs uses_services
 ///     str: u32 byte count, UTF-8; opt-str: u8 0 or 1 then str; strs: u32 n × str
+///     and last, u32 CRC-32 (zlib's) of every byte before it
 ///
 /// The file is untrusted (it sits in the state directory): every length is
 /// checked against the bytes left before anything is allocated (so a count
 /// cannot ask for more than the file holds), text must be valid UTF-8, flags
 /// and kinds must be known values, and nothing may follow the last record.
+/// A listing is copied into `pincer commands --json` as it is: it was
+/// checked to be one JSON object when the scanner's record came in
+/// (ScannedPlugin(json:)), and the CRC catches damage since. (Checking a
+/// thousand listings again was a third of a start with a thousand plugins;
+/// whoever can write the file, in the private state directory, can as well
+/// write the plugins it describes.)
 /// Nesting is fixed by the layout (three levels: record, list, item), so
 /// there is no recursion to limit.
 enum RegistryFile {
@@ -463,9 +490,12 @@ enum RegistryFile {
                 w.u32(UInt32(p.commands.count))
                 for c in p.commands {
                     w.str(c.signature)
+                    w.str(c.name)
                     w.str(c.summary)
                     w.str(c.details)
                     w.u8((c.changesState ? 1 : 0) | (c.returnsJSON ? 2 : 0))
+                    w.u32(UInt32(c.listing.count))
+                    w.out += c.listing
                 }
                 w.strs(p.services)
                 w.strs(p.topics)
@@ -478,13 +508,23 @@ enum RegistryFile {
                 w.strs(uses)
             }
         }
+        w.u32(crc(w.out[...]))
         return w.out
+    }
+
+    static func crc(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.withUnsafeBufferPointer { UInt32(truncatingIfNeeded: crc32_z(0, $0.baseAddress, $0.count)) }
     }
 
     /// The records, or nil if anything about the file is off.
     static func decode(_ bytes: [UInt8]) -> [RegistryRecord]? {
-        bytes.withUnsafeBufferPointer { buffer in
-            var r = Reader(buffer)
+        guard bytes.count >= 4 else { return nil }
+        let body = bytes.count - 4
+        let stored = bytes[body...].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        guard crc(bytes[..<body]) == stored else { return nil }
+        return bytes.withUnsafeBufferPointer { all in
+            let buffer = UnsafeBufferPointer(rebasing: all[..<body])
+            var r = Reader(buffer, array: bytes)
             guard r.bytes(magic.count).map({ $0.elementsEqual(magic) }) == true, r.u32() == PluginRegistry.version,
                   r.str() == PluginRegistry.hostTag, let count = r.count(minimumItemBytes: 45) else { return nil }
             var records: [RegistryRecord] = []
@@ -495,6 +535,13 @@ enum RegistryFile {
             }
             return r.atEnd ? records : nil
         }
+    }
+
+    /// Whether `bytes` are one JSON object (a listing the host will copy into its output).
+    static func isListing(_ bytes: [UInt8]) -> Bool {
+        guard bytes.first == UInt8(ascii: "{") else { return false }
+        do { try bytes.withUnsafeBufferPointer { (b) throws(JSONSyntaxError) in try JSON.validate(bytes: b) } } catch { return false }
+        return true
     }
 
     struct Writer {
@@ -518,9 +565,14 @@ enum RegistryFile {
     /// A cursor that fails (nil) rather than read past the end.
     struct Reader {
         let base: UnsafeBufferPointer<UInt8>
+        /// The same bytes as an array, whose slices a record keeps (its listings).
+        let array: [UInt8]
         var offset = 0
 
-        init(_ base: UnsafeBufferPointer<UInt8>) { self.base = base }
+        init(_ base: UnsafeBufferPointer<UInt8>, array: [UInt8]) {
+            self.base = base
+            self.array = array
+        }
 
         var atEnd: Bool { offset == base.count }
 
@@ -617,12 +669,15 @@ enum RegistryFile {
                                        defaultValue: defaultValue, choices: choices, isSecret: flags & 1 != 0, command: command,
                                        isPluginValue: flags & 2 != 0, hasChanged: flags & 4 != 0))
             }
-            guard let commandCount = count(minimumItemBytes: 13) else { return nil }
+            guard let commandCount = count(minimumItemBytes: 21) else { return nil }
             p.commands.reserveCapacity(commandCount)
             for _ in 0..<commandCount {
-                guard let signature = str(), let commandSummary = str(), let details = str(), let flags = u8(), flags & ~3 == 0 else { return nil }
+                guard let signature = str(), let commandName = str(), !commandName.isEmpty, let commandSummary = str(), let details = str(),
+                      let flags = u8(), flags & ~3 == 0, let listingCount = u32(), let listing = bytes(Int(listingCount)) else { return nil }
+                let start = listing.baseAddress.map { $0 - base.baseAddress! } ?? offset
                 p.commands.append(.init(signature: signature, summary: commandSummary, details: details,
-                                        changesState: flags & 1 != 0, returnsJSON: flags & 2 != 0))
+                                        changesState: flags & 1 != 0, returnsJSON: flags & 2 != 0, name: commandName,
+                                        listing: array[start..<start + listing.count]))
             }
             guard let services = strs(), let topics = strs(), let uses = strs(), let flags = u8(), flags & ~3 == 0 else { return nil }
             p.services = services

@@ -127,6 +127,14 @@ public enum JSON: Sendable, Equatable {
     /// `quote` of text already known to be valid UTF-8 (a String's bytes):
     /// writers that hold text as bytes need not make a String of it.
     public static func quote(utf8 bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        // Short text with nothing to escape (names, ids, summaries: most
+        // of a listing) is appended whole, without making room first.
+        if bytes.count <= 64, !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: bytes)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         var used = out.count
         quote(utf8: bytes, into: &out, at: &used)
         out.removeLast(out.count - used)

@@ -114,8 +114,38 @@ public enum TerminalText {
     }
 
     /// No byte of this UTF-8 text can start a character `escaped` changes.
-    static func needsNoEscape(_ bytes: some Collection<UInt8>) -> Bool {
-        !bytes.contains { b in (b < 0x20 && b != 0x0A && b != 0x09) || b == 0x7F || b == 0xC2 || b == 0xD8 || b == 0xE2 }
+    static func needsNoEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        // Eight bytes at a time: a block of printable ASCII (the whole of a
+        // JSON listing but its newline) needs no look at its bytes.
+        var i = 0
+        while i &+ 8 <= bytes.count {
+            let w = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+            if mayNeedEscape(w) {
+                for b in UnsafeBufferPointer(start: base + i, count: 8) where needsEscape(byte: b) { return false }
+            }
+            i &+= 8
+        }
+        for b in UnsafeBufferPointer(rebasing: bytes[i...]) where needsEscape(byte: b) { return false }
+        return true
+    }
+
+    static func needsNoEscape(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer { needsNoEscape($0) } }
+
+    /// A byte that can start a character `escaped` changes.
+    @inline(__always)
+    private static func needsEscape(byte b: UInt8) -> Bool {
+        (b < 0x20 && b != 0x0A && b != 0x09) || b == 0x7F || b == 0xC2 || b == 0xD8 || b == 0xE2
+    }
+
+    /// Whether any of the eight bytes is a control, DEL or not ASCII (the
+    /// "has a byte less than n" and "has a zero byte" tests, exact for "any").
+    @inline(__always)
+    private static func mayNeedEscape(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+        let control = (w &- ones &* 0x20) & ~w & high
+        let d = w ^ (ones &* 0x7F), del = (d &- ones) & ~d & high
+        return control | del | (w & high) != 0
     }
 
     static func needsEscape(_ v: UInt32) -> Bool {

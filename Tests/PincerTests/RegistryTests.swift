@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import PincerHost
+import PincerJSON
 
 /// The plugin registry (PincerHost/PluginRegistry.swift, PluginScanner.swift,
 /// DeferredLoading.swift): real plugin files scanned by the real
@@ -74,7 +75,8 @@ final class RegistryTests: XCTestCase {
         XCTAssertEqual(records.count, 2, "\(registry())")
         XCTAssertEqual(records.compactMap { ($0["plugin"] as? [String: Any])?["short_name"] as? String }.sorted(), ["alpha", "beta"])
         // Warm: listing, help, search and completion run no plugin code.
-        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["alpha.hello", "beta.hello"])
+        let warm = try pincer("commands", "--json")
+        XCTAssertEqual(commandNames(warm), ["alpha.hello", "beta.hello"])
         XCTAssertTrue(try pincer("help", "alpha.hello").stdout.contains("Says which plugin and version answered"))
         XCTAssertTrue(try pincer("search", "hello").stdout.contains("alpha.hello"))
         XCTAssertEqual(try pincer("complete", "alp").stdout, "alpha.hello\n")
@@ -90,7 +92,9 @@ final class RegistryTests: XCTestCase {
         XCTAssertEqual(try pincer("get", "beta.value").stdout, "value of beta\n")
         XCTAssertEqual(inits("beta"), 2)
         // Embedding apps and PINCER_PLUGIN_REGISTRY=off load everything at start, in process.
-        XCTAssertEqual(commandNames(try pincer("commands", "--json", registry: false)), ["alpha.hello", "beta.hello"])
+        // The listing copied from the registry's cached objects is, byte for
+        // byte, the one written from the loaded plugins' commands.
+        XCTAssertEqual(try pincer("commands", "--json", registry: false).stdout, warm.stdout)
         XCTAssertEqual(inits(), 6)
     }
 
@@ -308,7 +312,9 @@ final class RegistryTests: XCTestCase {
                                  isSecret: true, command: nil, isPluginValue: true, hasChanged: true),
                            .init(localID: "go", kind: .action, section: "tools", title: "Go", summary: "", defaultValue: "", choices: [],
                                  isSecret: false, command: "full.go", isPluginValue: false, hasChanged: false)]
-        scanned.commands = [.init(signature: "go(n: i64 = 2) -> string", summary: "Goes", details: "line\nline", changesState: true, returnsJSON: true)]
+        scanned.commands = [.init(signature: "go(n: i64 = 2) -> string", summary: "Goes", details: "line\nline", changesState: true, returnsJSON: true,
+                                  listing: ArraySlice(#"{"name":"full.go","summary":"Goes"}"#.utf8)),
+                            .init(signature: "stop() -> void", summary: "", details: "", changesState: false, returnsJSON: false)]
         scanned.services = ["com.example.full/1"]
         scanned.topics = ["*"]
         scanned.usesServices = ["com.example.other/2"]
@@ -325,6 +331,9 @@ final class RegistryTests: XCTestCase {
         let bytes = RegistryFile.encode(records)
         let decoded = try XCTUnwrap(RegistryFile.decode(bytes))
         XCTAssertEqual(decoded.map(\.json), records.map(\.json))
+        guard case .plugin(let back) = decoded[0].outcome else { return XCTFail("not a plugin") }
+        XCTAssertEqual(back.commands.map(\.name), ["go", "stop"])
+        XCTAssertEqual(back.commands.map { Array($0.listing) }, [Array(#"{"name":"full.go","summary":"Goes"}"#.utf8), []])
         XCTAssertEqual(decoded.map(\.key), records.map(\.key))
         XCTAssertEqual(RegistryFile.encode(decoded), bytes)
         XCTAssertEqual(RegistryFile.decode(RegistryFile.encode([]))?.count, 0)
@@ -334,12 +343,23 @@ final class RegistryTests: XCTestCase {
         let countOffset = 8 + 4 + 4 + PluginRegistry.hostTag.utf8.count
         huge.replaceSubrange(countOffset..<countOffset + 4, with: [0x00, 0xCA, 0x9A, 0x3B])
         XCTAssertNil(RegistryFile.decode(huge))
-        // Any single byte changed gives nil or records that encode to those bytes again.
-        for i in stride(from: 0, to: bytes.count, by: 3) {
+        // Any single byte changed fails the CRC-32 trailer.
+        for i in 0..<bytes.count {
             var damaged = bytes
             damaged[i] ^= 0x80
-            if let again = RegistryFile.decode(damaged) { XCTAssertEqual(RegistryFile.encode(again), damaged, "byte \(i)") }
+            XCTAssertNil(RegistryFile.decode(damaged), "byte \(i)")
         }
+        // The scanner's record (a JSON line from the child) must carry a
+        // command name and, if any, a listing that is one JSON object.
+        func commandLine(_ command: String) -> String {
+            #"{"path":"/p/x.so","size":1,"modified_ns":2,"changed_ns":3,"inode":4,"plugin":{"id":"com.example.x","short_name":"x","name":"X","#
+                + #""version":"1","abi":[1,5],"commands":[\#(command)]}}"#
+        }
+        func record(_ line: String) -> RegistryRecord? { (try? JSON.parse(line)).flatMap(RegistryRecord.init(json:)) }
+        XCTAssertNotNil(record(commandLine(#"{"signature":"go() -> void","name":"go","listing":"{\"name\":\"x.go\"}"}"#)))
+        XCTAssertNil(record(commandLine(#"{"signature":"go() -> void"}"#)), "no name")
+        XCTAssertNil(record(commandLine(#"{"signature":"go() -> void","name":"go","listing":"{\"name\":"}"#)), "a cut listing")
+        XCTAssertNil(record(commandLine(#"{"signature":"go() -> void","name":"go","listing":"[1]"}"#)), "not an object")
     }
 
     /// With the registry warm a deferred plugin's commands stay records:
