@@ -188,7 +188,7 @@ extension Host {
             guard case .plugin(let p) = record.outcome else { return nil }
             return prepareRegistration(p, key: record.key, shownAs: record.key.path)
         }
-        let candidates = listing.candidates().map { (shown: $0.shown, key: $0.canonical, stat: $0.key) }
+        let candidates = listing.candidates()
         defer { holdRegistry(cached) }
         // The file lists the candidates in the order they had when it was
         // written, which is nearly always their order now: each is matched
@@ -206,11 +206,11 @@ extension Host {
         }
         // Per candidate: the index of its current record in `cached`.
         let current: [Int?] = candidates.map { c in
-            guard let k = recordIndex(for: c.key), let now = c.stat ?? FileKey.current(c.key), cached[k].key.sameStat(as: now) else { return nil }
+            guard let k = recordIndex(for: c.canonical), let now = c.key ?? FileKey.current(c.canonical), cached[k].key.sameStat(as: now) else { return nil }
             return k
         }
         var records: [RegistryRecord?] = current.map { $0.map { cached[$0] } }
-        var missing = candidates.indices.filter { records[$0] == nil }.map { candidates[$0].key }
+        var missing = candidates.indices.filter { records[$0] == nil }.map { candidates[$0].canonical }
         var changed = !missing.isEmpty || cached.count != candidates.count
         if !missing.isEmpty, let scanner = options.scanner {
             var providers: [String: String] = [:]
@@ -237,7 +237,7 @@ extension Host {
                     again.progress = nil
                     for (path, record) in PluginScanner.scan(again) ?? [:] { scanned[path] = record }
                 }
-                for i in candidates.indices where records[i] == nil { records[i] = scanned[candidates[i].key] }
+                for i in candidates.indices where records[i] == nil { records[i] = scanned[candidates[i].canonical] }
                 missing = []
             } else {
                 log(.debug, plugin: Host.namespace, "the plugin scanner \(scanner) could not be started; loading plugins in this process")

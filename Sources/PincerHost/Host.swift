@@ -195,11 +195,13 @@ public final class Host: @unchecked Sendable {
             var list: [ListedCommand] = []
             list.reserveCapacity(commandTable.count + deferredList.count)
             for c in commandTable.values { list.append(ListedCommand(fullName: c.fullName, source: .command(c))) }
+            let tableEmpty = commandTable.isEmpty
             for plugin in deferredList where !plugin.commandsInTable {
-                for (i, command) in plugin.scanned.commands.enumerated() {
-                    let fullName = plugin.info.shortName + "." + command.name
+                let commands = plugin.scanned.commands
+                for i in commands.indices {
+                    let fullName = plugin.info.shortName + "." + commands[i].name
                     // While it loads on another thread its init's commands come in.
-                    guard commandTable[fullName] == nil else { continue }
+                    guard tableEmpty || commandTable[fullName] == nil else { continue }
                     list.append(ListedCommand(fullName: fullName, source: .record(plugin, i)))
                 }
             }

@@ -109,12 +109,13 @@ extension Host {
                 if !first { out.append(UInt8(ascii: ",")) }
                 Host.writeCommandJSON(c, into: &out)
             case .record(let plugin, let n):
-                let record = plugin.scanned.commands[n]
-                if !record.listing.isEmpty {
-                    // As the scanner wrote it (and the registry checked it is a JSON object).
+                let listing = plugin.scanned.commands[n].listing
+                if !listing.isEmpty {
+                    // As the scanner wrote it (checked to be a JSON object when its record came in).
                     if !first { out.append(UInt8(ascii: ",")) }
-                    out += record.listing
+                    out += listing
                 } else {
+                    let record = plugin.scanned.commands[n]
                     guard let signature = plugin.scanned.signature(ofCommand: n) else { continue }
                     if !first { out.append(UInt8(ascii: ",")) }
                     Host.writeCommandJSON(fullName: item.fullName, signature: signature, summary: record.summary, pluginID: plugin.info.id,

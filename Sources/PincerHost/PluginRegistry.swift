@@ -120,7 +120,13 @@ struct FileKey: Sendable, Equatable {
     var modified: Int64
     var changed: Int64
     var inode: UInt64
-    var buildID: String?
+    /// Hex, as UTF-8: made a String only when a plugin is loaded (the one
+    /// time it is compared), not for each of a thousand records on every start.
+    var buildIDUTF8: ArraySlice<UInt8>?
+    var buildID: String? {
+        get { buildIDUTF8.map { String(decoding: $0, as: UTF8.self) } }
+        set { buildIDUTF8 = newValue.map { ArraySlice($0.utf8) } }
+    }
 
     /// The key of the file as it is now (without build id), or nil if it cannot be stat'ed.
     static func current(_ path: String) -> FileKey? {
@@ -135,7 +141,7 @@ struct FileKey: Sendable, Equatable {
         self.modified = modified
         self.changed = changed
         self.inode = inode
-        self.buildID = buildID
+        self.buildIDUTF8 = buildID.map { ArraySlice($0.utf8) }
     }
 
     init(path: String, stat st: stat) {
@@ -246,7 +252,10 @@ final class ScannedPlugin: @unchecked Sendable {
         var hasChanged: Bool
     }
     struct CommandRecord: Sendable {
-        var signature: String, summary: String, details: String, changesState: Bool, returnsJSON: Bool
+        /// The texts as UTF-8 (slices of the registry file when read from
+        /// it): a start with a thousand plugins makes no String of them.
+        var signatureUTF8: ArraySlice<UInt8>, summaryUTF8: ArraySlice<UInt8>, detailsUTF8: ArraySlice<UInt8>
+        var changesState: Bool, returnsJSON: Bool
         /// The signature's command name, so a listing needs no parse.
         var name: String
         /// Its object in `pincer commands --json`, as the scanning host wrote
@@ -254,11 +263,35 @@ final class ScannedPlugin: @unchecked Sendable {
         /// the record has none; the listing then writes it from the signature.
         var listing: ArraySlice<UInt8> = []
 
+        var signature: String {
+            get { String(decoding: signatureUTF8, as: UTF8.self) }
+            set { signatureUTF8 = ArraySlice(newValue.utf8) }
+        }
+        var summary: String {
+            get { String(decoding: summaryUTF8, as: UTF8.self) }
+            set { summaryUTF8 = ArraySlice(newValue.utf8) }
+        }
+        var details: String {
+            get { String(decoding: detailsUTF8, as: UTF8.self) }
+            set { detailsUTF8 = ArraySlice(newValue.utf8) }
+        }
+
+        init(signatureUTF8: ArraySlice<UInt8>, summaryUTF8: ArraySlice<UInt8>, detailsUTF8: ArraySlice<UInt8>, changesState: Bool,
+             returnsJSON: Bool, name: String, listing: ArraySlice<UInt8>) {
+            self.signatureUTF8 = signatureUTF8
+            self.summaryUTF8 = summaryUTF8
+            self.detailsUTF8 = detailsUTF8
+            self.changesState = changesState
+            self.returnsJSON = returnsJSON
+            self.name = name
+            self.listing = listing
+        }
+
         init(signature: String, summary: String, details: String, changesState: Bool, returnsJSON: Bool, name: String? = nil,
              listing: ArraySlice<UInt8> = []) {
-            self.signature = signature
-            self.summary = summary
-            self.details = details
+            self.signatureUTF8 = ArraySlice(signature.utf8)
+            self.summaryUTF8 = ArraySlice(summary.utf8)
+            self.detailsUTF8 = ArraySlice(details.utf8)
             self.changesState = changesState
             self.returnsJSON = returnsJSON
             self.name = name ?? (try? Signature.parse(signature).name) ?? ""
@@ -313,8 +346,8 @@ final class ScannedPlugin: @unchecked Sendable {
         if !commands.isEmpty {
             fields.append(("commands", .array(commands.map { c in
                 var f: [(String, JSON)] = [("signature", .string(c.signature))]
-                if !c.summary.isEmpty { f.append(("summary", .string(c.summary))) }
-                if !c.details.isEmpty { f.append(("details", .string(c.details))) }
+                if !c.summaryUTF8.isEmpty { f.append(("summary", .string(c.summary))) }
+                if !c.detailsUTF8.isEmpty { f.append(("details", .string(c.details))) }
                 if c.changesState { f.append(("changes_state", .bool(true))) }
                 if c.returnsJSON { f.append(("json_result", .bool(true))) }
                 f.append(("name", .string(c.name)))
@@ -466,7 +499,7 @@ enum RegistryFile {
             w.u64(UInt64(bitPattern: r.key.modified))
             w.u64(UInt64(bitPattern: r.key.changed))
             w.u64(r.key.inode)
-            w.optional(r.key.buildID)
+            if let id = r.key.buildIDUTF8 { w.u8(1); w.str(id) } else { w.u8(0) }
             switch r.outcome {
             case .plugin(let p):
                 w.u8(1)
@@ -489,10 +522,10 @@ enum RegistryFile {
                 }
                 w.u32(UInt32(p.commands.count))
                 for c in p.commands {
-                    w.str(c.signature)
+                    w.str(c.signatureUTF8)
                     w.str(c.name)
-                    w.str(c.summary)
-                    w.str(c.details)
+                    w.str(c.summaryUTF8)
+                    w.str(c.detailsUTF8)
                     w.u8((c.changesState ? 1 : 0) | (c.returnsJSON ? 2 : 0))
                     w.u32(UInt32(c.listing.count))
                     w.out += c.listing
@@ -553,6 +586,10 @@ enum RegistryFile {
             u32(UInt32(s.utf8.count))
             out += s.utf8
         }
+        mutating func str(_ utf8: ArraySlice<UInt8>) {
+            u32(UInt32(utf8.count))
+            out += utf8
+        }
         mutating func optional(_ s: String?) {
             if let s { u8(1); str(s) } else { u8(0) }
         }
@@ -606,8 +643,31 @@ enum RegistryFile {
             guard let n = u32(), let b = bytes(Int(n)) else { return nil }
             // ASCII (nearly every field) is valid UTF-8 as it is; the
             // general validation costs as much again as making the String.
-            if !b.contains(where: { $0 >= 0x80 }) { return String(decoding: b, as: UTF8.self) }
+            if Reader.isASCII(b) { return String(decoding: b, as: UTF8.self) }
             return String(validating: b, as: UTF8.self)
+        }
+
+        /// A str's bytes, checked to be UTF-8, as a slice of the file (no String made).
+        mutating func utf8() -> ArraySlice<UInt8>? {
+            guard let n = u32(), let b = bytes(Int(n)) else { return nil }
+            guard Reader.isASCII(b) || String(validating: b, as: UTF8.self) != nil else { return nil }
+            let start = b.baseAddress.map { $0 - base.baseAddress! } ?? offset
+            return array[start..<start + b.count]
+        }
+
+        /// Eight bytes at a time.
+        static func isASCII(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard let p = b.baseAddress else { return true }
+            var i = 0, any: UInt64 = 0
+            while i &+ 8 <= b.count {
+                any |= UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                i &+= 8
+            }
+            while i < b.count {
+                any |= UInt64(p[i])
+                i &+= 1
+            }
+            return any & 0x8080_8080_8080_8080 == 0
         }
 
         mutating func optionalStr() -> String?? {
@@ -620,6 +680,7 @@ enum RegistryFile {
 
         mutating func strs() -> [String]? {
             guard let n = count(minimumItemBytes: 4) else { return nil }
+            if n == 0 { return [] }
             var list: [String] = []
             list.reserveCapacity(n)
             for _ in 0..<n {
@@ -631,8 +692,12 @@ enum RegistryFile {
 
         mutating func record() -> RegistryRecord? {
             guard let path = str(), let size = i64(), let modified = i64(), let changed = i64(), let inode = u64(),
-                  let buildID = optionalStr() else { return nil }
-            let key = FileKey(path: path, size: size, modified: modified, changed: changed, inode: inode, buildID: buildID)
+                  let hasBuildID = u8(), hasBuildID <= 1 else { return nil }
+            var key = FileKey(path: path, size: size, modified: modified, changed: changed, inode: inode, buildID: nil)
+            if hasBuildID == 1 {
+                guard let id = utf8() else { return nil }
+                key.buildIDUTF8 = id
+            }
             switch u8() {
             case 1:
                 return plugin(path: path).map { RegistryRecord(key: key, outcome: .plugin($0)) }
@@ -647,16 +712,18 @@ enum RegistryFile {
         mutating func plugin(path: String) -> ScannedPlugin? {
             guard let id = str(), let short = str(), let name = str(), let version = str(), let summary = str(),
                   let major = u32(), let minor = u32() else { return nil }
-            let p = ScannedPlugin(info: PluginInfo(id: id, shortName: short, name: name, version: version, summary: summary,
-                                                   abiMajor: major, abiMinor: minor, path: path))
+            // Lists are made here and handed over whole: each change to a
+            // property of the class is an exclusivity check.
             guard let sectionCount = count(minimumItemBytes: 12) else { return nil }
-            p.sections.reserveCapacity(sectionCount)
+            var sections: [ScannedPlugin.SectionRecord] = []
+            if sectionCount > 0 { sections.reserveCapacity(sectionCount) }
             for _ in 0..<sectionCount {
                 guard let sid = str(), let title = str(), let order = u32() else { return nil }
-                p.sections.append(.init(id: sid, title: title, order: Int32(bitPattern: order)))
+                sections.append(.init(id: sid, title: title, order: Int32(bitPattern: order)))
             }
             guard let entryCount = count(minimumItemBytes: 29) else { return nil }
-            p.entries.reserveCapacity(entryCount)
+            var entries: [ScannedPlugin.EntryRecord] = []
+            if entryCount > 0 { entries.reserveCapacity(entryCount) }
             for _ in 0..<entryCount {
                 guard let local = str(), let kind = str().flatMap(EntryKind.init(rawValue:)), let section = str(), let title = str(),
                       let entrySummary = str(), let defaultValue = str(), let choices = strs(), let flags = u8(), flags & ~15 == 0 else { return nil }
@@ -665,20 +732,26 @@ enum RegistryFile {
                     guard let c = str() else { return nil }
                     command = c
                 }
-                p.entries.append(.init(localID: local, kind: kind, section: section, title: title, summary: entrySummary,
-                                       defaultValue: defaultValue, choices: choices, isSecret: flags & 1 != 0, command: command,
-                                       isPluginValue: flags & 2 != 0, hasChanged: flags & 4 != 0))
+                entries.append(.init(localID: local, kind: kind, section: section, title: title, summary: entrySummary,
+                                     defaultValue: defaultValue, choices: choices, isSecret: flags & 1 != 0, command: command,
+                                     isPluginValue: flags & 2 != 0, hasChanged: flags & 4 != 0))
             }
             guard let commandCount = count(minimumItemBytes: 21) else { return nil }
-            p.commands.reserveCapacity(commandCount)
+            var commands: [ScannedPlugin.CommandRecord] = []
+            if commandCount > 0 { commands.reserveCapacity(commandCount) }
             for _ in 0..<commandCount {
-                guard let signature = str(), let commandName = str(), !commandName.isEmpty, let commandSummary = str(), let details = str(),
+                guard let signature = utf8(), let commandName = str(), !commandName.isEmpty, let commandSummary = utf8(), let details = utf8(),
                       let flags = u8(), flags & ~3 == 0, let listingCount = u32(), let listing = bytes(Int(listingCount)) else { return nil }
                 let start = listing.baseAddress.map { $0 - base.baseAddress! } ?? offset
-                p.commands.append(.init(signature: signature, summary: commandSummary, details: details,
-                                        changesState: flags & 1 != 0, returnsJSON: flags & 2 != 0, name: commandName,
-                                        listing: array[start..<start + listing.count]))
+                commands.append(.init(signatureUTF8: signature, summaryUTF8: commandSummary, detailsUTF8: details,
+                                      changesState: flags & 1 != 0, returnsJSON: flags & 2 != 0, name: commandName,
+                                      listing: array[start..<start + listing.count]))
             }
+            let p = ScannedPlugin(info: PluginInfo(id: id, shortName: short, name: name, version: version, summary: summary,
+                                                   abiMajor: major, abiMinor: minor, path: path))
+            p.sections = sections
+            p.entries = entries
+            p.commands = commands
             guard let services = strs(), let topics = strs(), let uses = strs(), let flags = u8(), flags & ~3 == 0 else { return nil }
             p.services = services
             p.topics = topics
