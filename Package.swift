@@ -47,7 +47,7 @@ let package = Package(
         .systemLibrary(name: "CUnistring", path: "Sources/CUnistring", providers: [.apt(["libunistring-dev"])]),
         .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CXXHash", path: "Sources/CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
 
         // JSON reading and writing without Foundation, shared by host and plugins.
         .target(name: "PincerJSON"),
@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "PincerXML"),
         // The one SQLite-file wrapper for stores (settings, the network log, routes).
         .target(name: "PincerSQLite", dependencies: ["CSQLite"]),
-        .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "PincerSQLite", "PincerJSON", "CZlib"]),
+        .target(name: "PincerHost", dependencies: ["CPincerSDK", "CFFI", "PincerSQLite", "PincerJSON", "CXXHash"]),
         .target(name: "PincerShell", dependencies: ["PincerHost", "PincerControl", "PincerPluginKit", "CEdit"]),
         .executableTarget(name: "pincer", dependencies: ["PincerShell"]),
         .executableTarget(name: "pincer-plugin-scanner", dependencies: ["PincerHost"]),

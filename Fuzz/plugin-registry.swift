@@ -3,16 +3,16 @@
 // directory and the scanner child's JSON lines come through a pipe, so both
 // are read as untrusted. Each input is tried as both. What decodes must
 // encode and decode to itself: a registry file to the same bytes (each input
-// is also tried with the CRC-32 trailer it would need), a record
+// is also tried with the XXH3-64 trailer it would need), a record
 // line to the same JSON.
 import PincerJSON
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    // As it is, and with the CRC it would need, so the fuzzer reaches the records.
-    let crc = RegistryFile.crc(bytes[...])
-    for file in [bytes, bytes + [0, 8, 16, 24].map { UInt8(truncatingIfNeeded: crc >> $0) }] {
+    // As it is, and with the checksum it would need, so the fuzzer reaches the records.
+    let sum = RegistryFile.checksum(bytes[...])
+    for file in [bytes, bytes + stride(from: 0, to: 64, by: 8).map { UInt8(truncatingIfNeeded: sum >> UInt64($0)) }] {
         if let records = RegistryFile.decode(file) {
             let encoded = RegistryFile.encode(records)
             precondition(encoded == file, "a registry file changed in a round trip")

@@ -11,46 +11,38 @@ enum TemporaryDirectory {
     }
 }
 
-/// Lists and stats the host's candidate plugin files on a thread of its
-/// own; `candidates()` waits for it (and lists them there and then if no
-/// thread could be made).
-final class BackgroundCandidateListing: @unchecked Sendable {
-    private let host: Host
-    private var value: [Host.Candidate]?
-    private var thread = pthread_t()
-    private var started = false
+/// A plugin that registers commands only, known from its registry record
+/// alone: its commands are listed from the record (RegistryImage), and a
+/// DeferredPlugin is made for it (`promoted`, under the host's lock) the
+/// first time one of them is looked up. A thousand such plugins cost a
+/// start one of these each and their ids in the plugin list.
+final class RegistryOnlyPlugin: @unchecked Sendable {
+    let image: RegistryImage
+    /// Its record's index in the image.
+    let record: Int
+    let id: String
+    let shortName: String
+    /// As shown (the candidate's path).
+    let path: String
+    /// Its commands' full names, in the record's order (their indices in `image.commands` from `firstCommand`).
+    let commandNames: [String]
+    let firstCommand: Int
+    var promoted: DeferredPlugin?
 
-    private init(host: Host) { self.host = host }
-
-    static func start(host: Host) -> BackgroundCandidateListing {
-        let job = BackgroundCandidateListing(host: host)
-        let retained = Unmanaged.passRetained(job)
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            let job = Unmanaged<BackgroundCandidateListing>.fromOpaque(raw!).takeRetainedValue()
-            job.value = job.host.candidateFiles()
-            return nil
-        }, retained.toOpaque())
-        if rc == 0 {
-            job.thread = thread
-            job.started = true
-        } else {
-            retained.release()
-        }
-        return job
+    init(image: RegistryImage, record: Int, path: String) {
+        let p = image.records[record].plugin!
+        self.image = image
+        self.record = record
+        self.path = path
+        id = image.string(p.id)
+        let shortName = image.string(p.shortName)
+        self.shortName = shortName
+        firstCommand = Int(p.commands.lowerBound)
+        commandNames = p.commands.map { shortName + "." + image.string(image.commands[Int($0)].name) }
     }
 
-    /// pthread_join orders the thread's write before this read.
-    func candidates() -> [Host.Candidate] {
-        if started {
-            pthread_join(thread, nil)
-            started = false
-        }
-        if let value { return value }
-        let listed = host.candidateFiles()
-        value = listed
-        return listed
-    }
+    /// Made when asked for (`pincer plugins`, a message): a start needs only its id and short name.
+    var info: PluginInfo { image.info(of: image.records[record].plugin!, path: path) }
 }
 
 /// A plugin known from the registry but not loaded: its sections and
@@ -172,24 +164,14 @@ extension Host {
     public func loadAllUsingRegistry() -> Int {
         let before = failures.count
         let stateDirectory = options.stateDirectory
-        // Reading the registry and stat'ing the candidates do not depend on
-        // each other, and with a thousand plugins each takes about a
-        // millisecond: they run on two threads.
-        // The stat'ing runs on the other thread, not the reading: glibc grows
-        // a thread's own arena a page per mprotect call, and the records are
-        // most of what start-up allocates (a thousand plugins' records made
-        // two hundred such calls there).
-        let listing = BackgroundCandidateListing.start(host: self)
-        let cached = PluginRegistry.readList(stateDirectory: stateDirectory)
-        // Each plugin's placeholders are made while the stat'ing runs, for a
-        // file that is unchanged and shown under its canonical path (the
-        // common case), so what waits for the stat'ing is the match and the tables.
-        let prepared = cached.map { record -> DeferredRegistration? in
-            guard case .plugin(let p) = record.outcome else { return nil }
-            return prepareRegistration(p, key: record.key, shownAs: record.key.path)
-        }
-        let candidates = listing.candidates()
-        defer { holdRegistry(cached) }
+        // The registry is read and the candidates stat'ed on this thread:
+        // with a thousand plugins each takes about a millisecond, and a
+        // second thread, measured here, waited one to two milliseconds for a
+        // processor (an idle virtual CPU), longer than the work it took over.
+        let candidates = candidateFiles()
+        let image = PluginRegistry.readImage(stateDirectory: stateDirectory)
+        defer { holdRegistry(image, candidates) }
+        let recordCount = image?.records.count ?? 0
         // The file lists the candidates in the order they had when it was
         // written, which is nearly always their order now: each is matched
         // against the next record, and a table by path is made only once
@@ -197,24 +179,34 @@ extension Host {
         var next = 0
         var byPath: [String: Int]?
         func recordIndex(for path: String) -> Int? {
-            if next < cached.count, cached[next].key.path == path {
+            guard let image else { return nil }
+            if next < recordCount, image.text(image.records[next].path, equals: path) {
                 next += 1
                 return next - 1
             }
-            if byPath == nil { byPath = Dictionary(cached.enumerated().map { ($1.key.path, $0) }, uniquingKeysWith: { _, last in last }) }
+            if byPath == nil {
+                byPath = Dictionary(image.records.indices.map { (image.string(image.records[$0].path), $0) }, uniquingKeysWith: { _, last in last })
+            }
             return byPath?[path]
         }
-        // Per candidate: the index of its current record in `cached`.
+        // Per candidate: the index of the record that describes it as it is now.
         let current: [Int?] = candidates.map { c in
-            guard let k = recordIndex(for: c.canonical), let now = c.key ?? FileKey.current(c.canonical), cached[k].key.sameStat(as: now) else { return nil }
+            guard let image, let k = recordIndex(for: c.canonical), let now = c.key ?? FileKey.current(c.canonical), image.isCurrent(k, for: now) else {
+                return nil
+            }
             return k
         }
-        var records: [RegistryRecord?] = current.map { $0.map { cached[$0] } }
-        var missing = candidates.indices.filter { records[$0] == nil }.map { candidates[$0].canonical }
-        var changed = !missing.isEmpty || cached.count != candidates.count
+        let missing = candidates.indices.filter { current[$0] == nil }.map { candidates[$0].canonical }
+        var changed = !missing.isEmpty || recordCount != candidates.count
+        var scanned: [String: RegistryRecord] = [:]
         if !missing.isEmpty, let scanner = options.scanner {
             var providers: [String: String] = [:]
-            for case .plugin(let p)? in records.map({ $0?.outcome }) { for s in p.services { providers[s] = p.info.path } }
+            if let image {
+                for case let k? in current {
+                    guard let p = image.records[k].plugin else { continue }
+                    for s in image.strings(p.services) { providers[s] = image.string(image.records[k].path) }
+                }
+            }
             // The scan runs against an empty scratch state directory: it must
             // not touch the user's state (a store it set aside would warn no one),
             // and a registration that follows stored settings is marked as such.
@@ -222,7 +214,8 @@ extension Host {
             defer { if let scratch { Host.removeTree(scratch) } }
             let request = PluginScanner.Request(paths: missing, providers: providers, stateDirectory: scratch ?? "/nonexistent/pincer-scan",
                                                 scanner: scanner, timeout: options.scanTimeout, progress: options.scanProgress)
-            if var scanned = PluginScanner.scan(request) {
+            if let first = PluginScanner.scan(request) {
+                scanned = first
                 // A plugin refused for want of a service that a file scanned
                 // after it publishes is scanned once more, with that file known.
                 for case .plugin(let p)? in scanned.values.map(\.outcome) { for s in p.services { providers[s] = p.info.path } }
@@ -237,30 +230,39 @@ extension Host {
                     again.progress = nil
                     for (path, record) in PluginScanner.scan(again) ?? [:] { scanned[path] = record }
                 }
-                for i in candidates.indices where records[i] == nil { records[i] = scanned[candidates[i].canonical] }
-                missing = []
             } else {
                 log(.debug, plugin: Host.namespace, "the plugin scanner \(scanner) could not be started; loading plugins in this process")
                 changed = false
             }
         }
-        if changed, let why = PluginRegistry.write(records.compactMap { $0 }, stateDirectory: stateDirectory) {
-            log(.debug, plugin: Host.namespace, "the plugin registry was not saved (\(why)); the next start scans again")
+        if changed {
+            let records = candidates.indices.compactMap { i in current[i].map { image!.record(at: $0) } ?? scanned[candidates[i].canonical] }
+            if let why = PluginRegistry.write(records, stateDirectory: stateDirectory) {
+                log(.debug, plugin: Host.namespace, "the plugin registry was not saved (\(why)); the next start scans again")
+            }
         }
+        // Every plugin comes from a registry whose records are distinct,
+        // into a host with none yet: none can clash with another by id or
+        // short name, so none is checked (the others' checks come when one is looked up).
+        let knownDistinct = image?.distinct == true && missing.isEmpty && recordCount == candidates.count && hasNoPlugins
         reserveRegistrations(plugins: candidates.count)
         for (i, candidate) in candidates.enumerated() {
-            guard let record = records[i] else {
-                load(path: candidate.shown)
+            if let k = current[i], let image {
+                let record = image.records[k]
+                if let refusal = record.refusal {
+                    refuse(path: candidate.shown, pluginID: refusal.pluginID.map(image.string), image.string(refusal.reason))
+                } else if record.plugin?.onlyCommands == true {
+                    let known = RegistryOnlyPlugin(image: image, record: k, path: candidate.shown)
+                    if let collision = registerRegistryOnly(known, knownDistinct: knownDistinct) { refuse(path: candidate.shown, pluginID: known.id, collision) }
+                } else if let p = record.plugin {
+                    register(prepareRegistration(image.scanned(p, path: candidate.shown), key: image.key(at: k), shownAs: candidate.shown))
+                }
                 continue
             }
-            switch record.outcome {
-            case .refused(let id, let reason, _): refuse(path: candidate.shown, pluginID: id, reason)
-            case .plugin(let scanned):
-                if let k = current[i], let made = prepared[k], made.plugin.info.path == candidate.shown {
-                    register(made)
-                } else {
-                    register(prepareRegistration(scanned, key: record.key, shownAs: candidate.shown))
-                }
+            switch scanned[candidate.canonical]?.outcome {
+            case .refused(let id, let reason, _)?: refuse(path: candidate.shown, pluginID: id, reason)
+            case .plugin(let p)?: register(prepareRegistration(p, key: scanned[candidate.canonical]!.key, shownAs: candidate.shown))
+            case nil: load(path: candidate.shown)
             }
         }
         return failures.count - before

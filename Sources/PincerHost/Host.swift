@@ -47,11 +47,15 @@ public final class Host: @unchecked Sendable {
     private var pendingTopics: [(topic: String, plugin: DeferredPlugin)] = []
     private var placeholderSections: [String: DeferredPlugin] = [:]
     private var deferredList: [DeferredPlugin] = []
-    /// The registry as read at start, held until the process ends: freeing
-    /// a thousand plugins' records on the way costs more than keeping them.
-    private var heldRegistry: [RegistryRecord] = []
+    /// Plugins of commands only, known from their registry records alone
+    /// until one is needed (DeferredLoading.swift).
+    private var registryOnly: [RegistryOnlyPlugin] = []
+    /// The registry and the candidates as read at start, held until the
+    /// process ends: freeing a thousand plugins' worth on the way costs
+    /// more than keeping them.
+    private var heldRegistry: (RegistryImage?, [Candidate]) = (nil, [])
 
-    func holdRegistry(_ records: [RegistryRecord]) { lock.withLock { heldRegistry = records } }
+    func holdRegistry(_ image: RegistryImage?, _ candidates: [Candidate]) { lock.withLock { heldRegistry = (image, candidates) } }
     /// In the scanner: service -> plugin file to load when a plugin's init asks for it.
     private var scanProviders: [String: String]?
     /// In the scanner: the services each plugin looked up, by plugin id.
@@ -133,6 +137,7 @@ public final class Host: @unchecked Sendable {
     /// deferred plugin; listings that need no Command use `commandListing()`.
     public var commands: [Command] {
         lock.withLock {
+            for i in registryOnly.indices { _ = promoteLocked(registryOnly[i]) }
             for plugin in deferredList where !plugin.commandsInTable { makePlaceholderCommandsLocked(plugin) }
             return commandTable.values.sorted { $0.fullName < $1.fullName }
         }
@@ -162,7 +167,20 @@ public final class Host: @unchecked Sendable {
     private func deferredOwnerLocked(of name: String) -> DeferredPlugin? {
         guard let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) else { return nil }
         let prefix = Substring(name.utf8[..<dot])
-        return deferredList.first { $0.info.shortName == prefix }
+        if let plugin = deferredList.first(where: { $0.info.shortName == prefix }) { return plugin }
+        return registryOnly.first { $0.promoted == nil && $0.shortName == prefix }.map(promoteLocked)
+    }
+
+    /// The deferred plugin of a plugin known from its record alone, made
+    /// the first time it is needed (its commands are looked up or listed as Commands).
+    private func promoteLocked(_ known: RegistryOnlyPlugin) -> DeferredPlugin {
+        if let plugin = known.promoted { return plugin }
+        let record = known.image.records[known.record]
+        let plugin = DeferredPlugin(info: known.info, key: known.image.key(at: known.record),
+                                    scanned: known.image.scanned(record.plugin!, path: known.path), host: self)
+        known.promoted = plugin
+        deferredList.append(plugin)
+        return plugin
     }
 
     /// One line of a command listing: a registered command (a placeholder
@@ -170,19 +188,21 @@ public final class Host: @unchecked Sendable {
     /// placeholders were not made.
     /// Small (a name and two words), since a thousand of them are sorted.
     struct ListedCommand {
-        enum Source { case command(Command), record(DeferredPlugin, Int) }
+        enum Source { case command(Command), record(DeferredPlugin, Int), registry(RegistryOnlyPlugin, Int) }
         let fullName: String
         let source: Source
         var summary: String {
             switch source {
             case .command(let c): c.summary
             case .record(let plugin, let i): plugin.scanned.commands[i].summary
+            case .registry(let known, let i): known.image.string(known.image.commands[i].summary)
             }
         }
         var signatureText: String {
             switch source {
             case .command(let c): c.signature.text
             case .record(let plugin, let i): plugin.scanned.commands[i].signature
+            case .registry(let known, let i): known.image.string(known.image.commands[i].signature)
             }
         }
     }
@@ -193,7 +213,7 @@ public final class Host: @unchecked Sendable {
     func commandListing() -> [ListedCommand] {
         lock.withLock {
             var list: [ListedCommand] = []
-            list.reserveCapacity(commandTable.count + deferredList.count)
+            list.reserveCapacity(commandTable.count + deferredList.count + registryOnly.count)
             for c in commandTable.values { list.append(ListedCommand(fullName: c.fullName, source: .command(c))) }
             let tableEmpty = commandTable.isEmpty
             for plugin in deferredList where !plugin.commandsInTable {
@@ -203,6 +223,12 @@ public final class Host: @unchecked Sendable {
                     // While it loads on another thread its init's commands come in.
                     guard tableEmpty || commandTable[fullName] == nil else { continue }
                     list.append(ListedCommand(fullName: fullName, source: .record(plugin, i)))
+                }
+            }
+            for known in registryOnly where known.promoted == nil {
+                for (i, fullName) in known.commandNames.enumerated() {
+                    guard tableEmpty || commandTable[fullName] == nil else { continue }
+                    list.append(ListedCommand(fullName: fullName, source: .registry(known, known.firstCommand + i)))
                 }
             }
             list.sort { $0.fullName < $1.fullName }
@@ -552,18 +578,7 @@ public final class Host: @unchecked Sendable {
     func deferRegistrations(_ plugin: DeferredPlugin, scanned: ScannedPlugin, entries: [Entry]) -> String? {
         let info = plugin.info
         return lock.withLock { () -> String? in
-            func duplicate(_ clash: PluginList.Clash) -> String {
-                clash.onID ? "duplicate plugin id '\(info.id)': already loaded from \(clash.other.path)"
-                    : "duplicate short_name '\(info.shortName)': already used by \(clash.other.id) from \(clash.other.path)"
-            }
-            // A plugin of commands only (most) cannot collide but by id or
-            // short name: checked and added in one step.
-            if scanned.sections.isEmpty && entries.isEmpty && scanned.services.isEmpty && scanned.topics.isEmpty {
-                if let clash = pluginOrder.addIfNew(info) { return duplicate(clash) }
-                deferredList.append(plugin)
-                return nil
-            }
-            if let clash = pluginOrder.clash(with: info) { return duplicate(clash) }
+            if let clash = pluginOrder.clash(with: info) { return Host.duplicate(info, clash) }
             // The collisions its init would meet, worded as the host words them.
             func initFailed(_ why: String) -> String { "init failed (PINCER_DUPLICATE): \(why)" }
             for section in scanned.sections where section.id == Section.pinnedID || sectionTable[section.id] != nil {
@@ -593,14 +608,37 @@ public final class Host: @unchecked Sendable {
         }
     }
 
+    static func duplicate(_ info: PluginInfo, _ clash: PluginList.Clash) -> String {
+        clash.onID ? "duplicate plugin id '\(info.id)': already loaded from \(clash.other.path)"
+            : "duplicate short_name '\(info.shortName)': already used by \(clash.other.id) from \(clash.other.path)"
+    }
+
+    /// Lists a plugin of commands only from its registry record: its id and
+    /// short name are checked and taken (two hash lookups; none when they
+    /// are `knownDistinct` from every plugin listed), and nothing else is
+    /// made until it is needed. Returns the collision that refuses it, or nil.
+    func registerRegistryOnly(_ known: RegistryOnlyPlugin, knownDistinct: Bool) -> String? {
+        lock.withLock {
+            if knownDistinct {
+                pluginOrder.appendKnownDistinct(.registry(known))
+            } else if let clash = pluginOrder.addIfNew(.registry(known)) {
+                return Host.duplicate(known.info, clash)
+            }
+            registryOnly.append(known)
+            return nil
+        }
+    }
+
     /// Room for what the registry is about to add, so the tables do not
     /// grow (and rehash) step by step through a thousand plugins.
     func reserveRegistrations(plugins: Int) {
         lock.withLock {
             pluginOrder.reserve(plugins)
-            deferredList.reserveCapacity(deferredList.count + plugins)
+            registryOnly.reserveCapacity(registryOnly.count + plugins)
         }
     }
+
+    var hasNoPlugins: Bool { lock.withLock { pluginOrder.isEmpty } }
 
     /// Plugins registered from the registry, in order (loaded or not).
     var deferredPlugins: [DeferredPlugin] { lock.withLock { deferredList } }

@@ -121,6 +121,17 @@ extension Host {
                     Host.writeCommandJSON(fullName: item.fullName, signature: signature, summary: record.summary, pluginID: plugin.info.id,
                                           changesState: record.changesState, into: &out)
                 }
+            case .registry(let known, let n):
+                let image = known.image, command = image.commands[n]
+                if command.listing.count > 0 {
+                    if !first { out.append(UInt8(ascii: ",")) }
+                    out += image.slice(command.listing)
+                } else {
+                    guard let signature = try? Signature.parse(image.string(command.signature)) else { continue }
+                    if !first { out.append(UInt8(ascii: ",")) }
+                    Host.writeCommandJSON(fullName: item.fullName, signature: signature, summary: image.string(command.summary),
+                                          pluginID: known.id, changesState: command.flags & 1 != 0, into: &out)
+                }
             }
             first = false
         }

@@ -1,5 +1,5 @@
 import CPincerSDK
-import CZlib
+import CXXHash
 import PincerJSON
 #if canImport(Glibc)
 import Glibc
@@ -33,11 +33,16 @@ public enum PluginRegistry {
 
     public static func path(stateDirectory: String) -> String { stateDirectory + "/" + fileName }
 
+    /// The file read in place; nil when it is missing, damaged or made by another host ABI.
+    static func readImage(stateDirectory: String) -> RegistryImage? {
+        readFile(path(stateDirectory: stateDirectory), limit: maxFileBytes).flatMap(RegistryImage.init)
+    }
+
     /// The records in the file's order (the candidates' order when it was
     /// written); empty when the file is missing, damaged or made by another host ABI.
     static func readList(stateDirectory: String) -> [RegistryRecord] {
-        guard let bytes = readFile(path(stateDirectory: stateDirectory), limit: maxFileBytes) else { return [] }
-        return RegistryFile.decode(bytes) ?? []
+        guard let image = readImage(stateDirectory: stateDirectory) else { return [] }
+        return image.records.indices.map(image.record(at:))
     }
 
     /// Records by canonical path; empty when the file is missing, damaged or made by another host ABI.
@@ -457,7 +462,8 @@ final class ScannedPlugin: @unchecked Sendable {
 
 /// The registry file's bytes. Little-endian throughout:
 ///
-///     magic "PNCRREG\0", u32 version, str host tag, u32 record count, records
+///     magic "PNCRREG\0", u32 version, str host tag, u32 record count,
+///     u8 flags (1: no two plugin records share an id or a short name), records
 ///     record: str path, i64 size, i64 modified_ns, i64 changed_ns, u64 inode,
 ///             opt-str build id, u8 outcome (1 plugin, 2 refused), then
 ///       plugin:  str id, short_name, name, version, summary; u32 abi major, minor;
@@ -469,7 +475,7 @@ final class ScannedPlugin: @unchecked Sendable {
 ///                strs services, strs topics, strs uses_services, u8 flags
 ///       refused: str reason, opt-str plugin id, strs uses_services
 ///     str: u32 byte count, UTF-8; opt-str: u8 0 or 1 then str; strs: u32 n × str
-///     and last, u32 CRC-32 (zlib's) of every byte before it
+///     and last, u64 XXH3-64 (libxxhash) of every byte before it
 ///
 /// The file is untrusted (it sits in the state directory): every length is
 /// checked against the bytes left before anything is allocated (so a count
@@ -477,7 +483,7 @@ final class ScannedPlugin: @unchecked Sendable {
 /// and kinds must be known values, and nothing may follow the last record.
 /// A listing is copied into `pincer commands --json` as it is: it was
 /// checked to be one JSON object when the scanner's record came in
-/// (ScannedPlugin(json:)), and the CRC catches damage since. (Checking a
+/// (ScannedPlugin(json:)), and the checksum catches damage since. (Checking a
 /// thousand listings again was a third of a start with a thousand plugins;
 /// whoever can write the file, in the private state directory, can as well
 /// write the plugins it describes.)
@@ -493,6 +499,11 @@ enum RegistryFile {
         w.u32(PluginRegistry.version)
         w.str(PluginRegistry.hostTag)
         w.u32(UInt32(records.count))
+        var ids = Set<String>(), shortNames = Set<String>(), distinct = true
+        for case .plugin(let p) in records.map(\.outcome) where !ids.insert(p.info.id).inserted || !shortNames.insert(p.info.shortName).inserted {
+            distinct = false
+        }
+        w.u8(distinct ? 1 : 0)
         for r in records {
             w.str(r.key.path)
             w.u64(UInt64(bitPattern: r.key.size))
@@ -541,33 +552,19 @@ enum RegistryFile {
                 w.strs(uses)
             }
         }
-        w.u32(crc(w.out[...]))
+        w.u64(checksum(w.out[...]))
         return w.out
     }
 
-    static func crc(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        bytes.withUnsafeBufferPointer { UInt32(truncatingIfNeeded: crc32_z(0, $0.baseAddress, $0.count)) }
+    /// XXH3-64 (libxxhash): a fraction of a byte's worth of work per byte,
+    /// where zlib's CRC-32 and Adler-32 took seven.
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        bytes.withUnsafeBufferPointer { XXH3_64bits($0.baseAddress, $0.count) }
     }
 
     /// The records, or nil if anything about the file is off.
     static func decode(_ bytes: [UInt8]) -> [RegistryRecord]? {
-        guard bytes.count >= 4 else { return nil }
-        let body = bytes.count - 4
-        let stored = bytes[body...].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        guard crc(bytes[..<body]) == stored else { return nil }
-        return bytes.withUnsafeBufferPointer { all in
-            let buffer = UnsafeBufferPointer(rebasing: all[..<body])
-            var r = Reader(buffer, array: bytes)
-            guard r.bytes(magic.count).map({ $0.elementsEqual(magic) }) == true, r.u32() == PluginRegistry.version,
-                  r.str() == PluginRegistry.hostTag, let count = r.count(minimumItemBytes: 45) else { return nil }
-            var records: [RegistryRecord] = []
-            records.reserveCapacity(count)
-            for _ in 0..<count {
-                guard let record = r.record() else { return nil }
-                records.append(record)
-            }
-            return r.atEnd ? records : nil
-        }
+        RegistryImage(bytes).map { image in image.records.indices.map(image.record(at:)) }
     }
 
     /// Whether `bytes` are one JSON object (a listing the host will copy into its output).
@@ -596,169 +593,6 @@ enum RegistryFile {
         mutating func strs(_ list: [String]) {
             u32(UInt32(list.count))
             for s in list { str(s) }
-        }
-    }
-
-    /// A cursor that fails (nil) rather than read past the end.
-    struct Reader {
-        let base: UnsafeBufferPointer<UInt8>
-        /// The same bytes as an array, whose slices a record keeps (its listings).
-        let array: [UInt8]
-        var offset = 0
-
-        init(_ base: UnsafeBufferPointer<UInt8>, array: [UInt8]) {
-            self.base = base
-            self.array = array
-        }
-
-        var atEnd: Bool { offset == base.count }
-
-        mutating func bytes(_ n: Int) -> UnsafeBufferPointer<UInt8>? {
-            guard n >= 0, n <= base.count - offset else { return nil }
-            defer { offset += n }
-            return UnsafeBufferPointer(rebasing: base[offset..<offset + n])
-        }
-
-        mutating func u8() -> UInt8? { bytes(1)?[0] }
-
-        mutating func u32() -> UInt32? {
-            guard let b = bytes(4) else { return nil }
-            return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
-        }
-
-        mutating func u64() -> UInt64? {
-            guard let low = u32(), let high = u32() else { return nil }
-            return UInt64(low) | UInt64(high) << 32
-        }
-
-        mutating func i64() -> Int64? { u64().map { Int64(bitPattern: $0) } }
-
-        /// A count of items of at least `minimumItemBytes` each that fit in what is left.
-        mutating func count(minimumItemBytes: Int) -> Int? {
-            guard let n = u32().map(Int.init), n <= (base.count - offset) / minimumItemBytes else { return nil }
-            return n
-        }
-
-        mutating func str() -> String? {
-            guard let n = u32(), let b = bytes(Int(n)) else { return nil }
-            // ASCII (nearly every field) is valid UTF-8 as it is; the
-            // general validation costs as much again as making the String.
-            if Reader.isASCII(b) { return String(decoding: b, as: UTF8.self) }
-            return String(validating: b, as: UTF8.self)
-        }
-
-        /// A str's bytes, checked to be UTF-8, as a slice of the file (no String made).
-        mutating func utf8() -> ArraySlice<UInt8>? {
-            guard let n = u32(), let b = bytes(Int(n)) else { return nil }
-            guard Reader.isASCII(b) || String(validating: b, as: UTF8.self) != nil else { return nil }
-            let start = b.baseAddress.map { $0 - base.baseAddress! } ?? offset
-            return array[start..<start + b.count]
-        }
-
-        /// Eight bytes at a time.
-        static func isASCII(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard let p = b.baseAddress else { return true }
-            var i = 0, any: UInt64 = 0
-            while i &+ 8 <= b.count {
-                any |= UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-                i &+= 8
-            }
-            while i < b.count {
-                any |= UInt64(p[i])
-                i &+= 1
-            }
-            return any & 0x8080_8080_8080_8080 == 0
-        }
-
-        mutating func optionalStr() -> String?? {
-            switch u8() {
-            case 0: return .some(nil)
-            case 1: return str().map { .some($0) }
-            default: return nil
-            }
-        }
-
-        mutating func strs() -> [String]? {
-            guard let n = count(minimumItemBytes: 4) else { return nil }
-            if n == 0 { return [] }
-            var list: [String] = []
-            list.reserveCapacity(n)
-            for _ in 0..<n {
-                guard let s = str() else { return nil }
-                list.append(s)
-            }
-            return list
-        }
-
-        mutating func record() -> RegistryRecord? {
-            guard let path = str(), let size = i64(), let modified = i64(), let changed = i64(), let inode = u64(),
-                  let hasBuildID = u8(), hasBuildID <= 1 else { return nil }
-            var key = FileKey(path: path, size: size, modified: modified, changed: changed, inode: inode, buildID: nil)
-            if hasBuildID == 1 {
-                guard let id = utf8() else { return nil }
-                key.buildIDUTF8 = id
-            }
-            switch u8() {
-            case 1:
-                return plugin(path: path).map { RegistryRecord(key: key, outcome: .plugin($0)) }
-            case 2:
-                guard let reason = str(), let id = optionalStr(), let uses = strs() else { return nil }
-                return RegistryRecord(key: key, outcome: .refused(pluginID: id, reason: reason, usesServices: uses))
-            default:
-                return nil
-            }
-        }
-
-        mutating func plugin(path: String) -> ScannedPlugin? {
-            guard let id = str(), let short = str(), let name = str(), let version = str(), let summary = str(),
-                  let major = u32(), let minor = u32() else { return nil }
-            // Lists are made here and handed over whole: each change to a
-            // property of the class is an exclusivity check.
-            guard let sectionCount = count(minimumItemBytes: 12) else { return nil }
-            var sections: [ScannedPlugin.SectionRecord] = []
-            if sectionCount > 0 { sections.reserveCapacity(sectionCount) }
-            for _ in 0..<sectionCount {
-                guard let sid = str(), let title = str(), let order = u32() else { return nil }
-                sections.append(.init(id: sid, title: title, order: Int32(bitPattern: order)))
-            }
-            guard let entryCount = count(minimumItemBytes: 29) else { return nil }
-            var entries: [ScannedPlugin.EntryRecord] = []
-            if entryCount > 0 { entries.reserveCapacity(entryCount) }
-            for _ in 0..<entryCount {
-                guard let local = str(), let kind = str().flatMap(EntryKind.init(rawValue:)), let section = str(), let title = str(),
-                      let entrySummary = str(), let defaultValue = str(), let choices = strs(), let flags = u8(), flags & ~15 == 0 else { return nil }
-                var command: String?
-                if flags & 8 != 0 {
-                    guard let c = str() else { return nil }
-                    command = c
-                }
-                entries.append(.init(localID: local, kind: kind, section: section, title: title, summary: entrySummary,
-                                     defaultValue: defaultValue, choices: choices, isSecret: flags & 1 != 0, command: command,
-                                     isPluginValue: flags & 2 != 0, hasChanged: flags & 4 != 0))
-            }
-            guard let commandCount = count(minimumItemBytes: 21) else { return nil }
-            var commands: [ScannedPlugin.CommandRecord] = []
-            if commandCount > 0 { commands.reserveCapacity(commandCount) }
-            for _ in 0..<commandCount {
-                guard let signature = utf8(), let commandName = str(), !commandName.isEmpty, let commandSummary = utf8(), let details = utf8(),
-                      let flags = u8(), flags & ~3 == 0, let listingCount = u32(), let listing = bytes(Int(listingCount)) else { return nil }
-                let start = listing.baseAddress.map { $0 - base.baseAddress! } ?? offset
-                commands.append(.init(signatureUTF8: signature, summaryUTF8: commandSummary, detailsUTF8: details,
-                                      changesState: flags & 1 != 0, returnsJSON: flags & 2 != 0, name: commandName,
-                                      listing: array[start..<start + listing.count]))
-            }
-            let p = ScannedPlugin(info: PluginInfo(id: id, shortName: short, name: name, version: version, summary: summary,
-                                                   abiMajor: major, abiMinor: minor, path: path))
-            p.sections = sections
-            p.entries = entries
-            p.commands = commands
-            guard let services = strs(), let topics = strs(), let uses = strs(), let flags = u8(), flags & ~3 == 0 else { return nil }
-            p.services = services
-            p.topics = topics
-            p.usesServices = uses
-            p.registersFromSettings = flags & 1 != 0
-            p.syncsEntries = flags & 2 != 0
-            return p
         }
     }
 }

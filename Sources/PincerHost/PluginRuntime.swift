@@ -18,17 +18,69 @@ public struct PluginInfo: Sendable, Equatable {
 
 /// Plugins in the order they came, found by id or short name in constant
 /// time (a registry of a thousand plugins is checked for duplicates on
-/// every start).
+/// every start). A plugin of commands only known from the registry is kept
+/// as its record: its PluginInfo is made when it is asked for.
 struct PluginList {
-    private(set) var all: [PluginInfo] = []
+    enum Item {
+        case info(PluginInfo)
+        case registry(RegistryOnlyPlugin)
+
+        var info: PluginInfo {
+            switch self {
+            case .info(let info): info
+            case .registry(let known): known.info
+            }
+        }
+        var id: String {
+            switch self {
+            case .info(let info): info.id
+            case .registry(let known): known.id
+            }
+        }
+        var shortName: String {
+            switch self {
+            case .info(let info): info.shortName
+            case .registry(let known): known.shortName
+            }
+        }
+    }
+
+    private var items: [Item] = []
     private var byID: [String: Int] = [:]
     private var byShortName: [String: Int] = [:]
+    /// Items from `indexed` on were appended unchecked (`appendKnownDistinct`)
+    /// and are not in the tables yet: the first lookup puts them there.
+    private var indexed = 0
 
-    func with(id: String) -> PluginInfo? { byID[id].map { all[$0] } }
-    func with(shortName: String) -> PluginInfo? { byShortName[shortName].map { all[$0] } }
+    var isEmpty: Bool { items.isEmpty }
+    var all: [PluginInfo] { items.map(\.info) }
+
+    mutating func with(id: String) -> PluginInfo? {
+        indexPending()
+        return byID[id].map { items[$0].info }
+    }
+
+    mutating func with(shortName: String) -> PluginInfo? {
+        indexPending()
+        return byShortName[shortName].map { items[$0].info }
+    }
+
+    /// Appends a plugin known not to clash with any other (a registry whose
+    /// records are distinct, read into an empty list), without hashing it:
+    /// a start that lists a thousand such plugins looks none of them up.
+    mutating func appendKnownDistinct(_ item: Item) { items.append(item) }
+
+    private mutating func indexPending() {
+        guard indexed < items.count else { return }
+        for i in indexed..<items.count {
+            byID[items[i].id] = i
+            byShortName[items[i].shortName] = i
+        }
+        indexed = items.count
+    }
 
     mutating func reserve(_ more: Int) {
-        all.reserveCapacity(all.count + more)
+        items.reserveCapacity(items.count + more)
         byID.reserveCapacity(byID.count + more)
         byShortName.reserveCapacity(byShortName.count + more)
     }
@@ -39,7 +91,7 @@ struct PluginList {
         let onID: Bool
     }
 
-    func clash(with info: PluginInfo) -> Clash? {
+    mutating func clash(with info: PluginInfo) -> Clash? {
         if let other = with(id: info.id) { return Clash(other: other, onID: true) }
         if let other = with(shortName: info.shortName) { return Clash(other: other, onID: false) }
         return nil
@@ -48,43 +100,49 @@ struct PluginList {
     /// Adds a plugin unless it clashes (then nothing changes): two hash
     /// lookups, where `clash` and `put` take five; a thousand plugins from
     /// the registry are added on every start.
-    mutating func addIfNew(_ info: PluginInfo) -> Clash? {
-        let index = all.count
-        if let i = byID.updateValue(index, forKey: info.id) {
-            byID[info.id] = i
-            return Clash(other: all[i], onID: true)
+    mutating func addIfNew(_ item: Item) -> Clash? {
+        indexPending()
+        let index = items.count, id = item.id, shortName = item.shortName
+        if let i = byID.updateValue(index, forKey: id) {
+            byID[id] = i
+            return Clash(other: items[i].info, onID: true)
         }
-        if let i = byShortName.updateValue(index, forKey: info.shortName) {
-            byShortName[info.shortName] = i
-            byID[info.id] = nil
-            return Clash(other: all[i], onID: false)
+        if let i = byShortName.updateValue(index, forKey: shortName) {
+            byShortName[shortName] = i
+            byID[id] = nil
+            return Clash(other: items[i].info, onID: false)
         }
-        all.append(info)
+        items.append(item)
+        indexed = items.count
         return nil
     }
 
     /// Adds the plugin, or replaces the one with its id in place.
     mutating func put(_ info: PluginInfo) {
+        indexPending()
         if let i = byID[info.id] {
-            byShortName[all[i].shortName] = nil
-            all[i] = info
+            byShortName[items[i].shortName] = nil
+            items[i] = .info(info)
             byShortName[info.shortName] = i
             return
         }
-        byID[info.id] = all.count
-        byShortName[info.shortName] = all.count
-        all.append(info)
+        byID[info.id] = items.count
+        byShortName[info.shortName] = items.count
+        items.append(.info(info))
+        indexed = items.count
     }
 
     mutating func remove(id: String) {
+        indexPending()
         guard byID[id] != nil else { return }
-        all.removeAll { $0.id == id }
+        items.removeAll { $0.id == id }
         byID = [:]
         byShortName = [:]
-        for (i, p) in all.enumerated() {
+        for (i, p) in items.enumerated() {
             byID[p.id] = i
             byShortName[p.shortName] = i
         }
+        indexed = items.count
     }
 }
 

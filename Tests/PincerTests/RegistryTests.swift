@@ -343,7 +343,7 @@ final class RegistryTests: XCTestCase {
         let countOffset = 8 + 4 + 4 + PluginRegistry.hostTag.utf8.count
         huge.replaceSubrange(countOffset..<countOffset + 4, with: [0x00, 0xCA, 0x9A, 0x3B])
         XCTAssertNil(RegistryFile.decode(huge))
-        // Any single byte changed fails the CRC-32 trailer.
+        // Any single byte changed fails the checksum trailer.
         for i in 0..<bytes.count {
             var damaged = bytes
             damaged[i] ^= 0x80
@@ -366,6 +366,66 @@ final class RegistryTests: XCTestCase {
     /// listing, names and search read them and make no Command; a lookup
     /// by name makes that plugin's placeholders only, and the listing is
     /// the same text from records, from a mix, and from placeholders.
+    /// Plugins of commands only are listed from their records alone (no
+    /// placeholder, no PluginInfo until asked for). A twin (the same id,
+    /// scanned on its own, so its record is a plugin too) is refused at
+    /// every start with the words of the start that scanned it, and of a
+    /// host that loads everything.
+    func testPluginsOfCommandsOnlyAreListedFromTheirRecords() throws {
+        try build("solo", behaviour: 8)
+        try build("twin", behaviour: 8, file: "twin1")
+        let first = try pincer("commands", "--json")
+        XCTAssertEqual(commandNames(first), ["solo.hello", "twin.hello"], first.stderr)
+        XCTAssertEqual(first.stderr, "")
+        try build("twin", behaviour: 8, file: "twin2")
+        let scanning = try pincer("commands", "--json")
+        XCTAssertEqual(commandNames(scanning), ["solo.hello", "twin.hello"])
+        XCTAssertTrue(scanning.stderr.contains("twin2.so: duplicate plugin id 'test.scanned.twin': already loaded from "), scanning.stderr)
+        let records = registry()["plugins"] as? [[String: Any]] ?? []
+        XCTAssertEqual(records.filter { $0["plugin"] != nil }.count, 3, "twin2 has a plugin record of its own")
+        XCTAssertEqual(inits(), 3)
+        let warm = try pincer("commands", "--json")
+        XCTAssertEqual(warm.stdout, scanning.stdout)
+        XCTAssertEqual(warm.stderr, scanning.stderr)
+        XCTAssertEqual(inits(), 3, "the warm start ran no init")
+        let listed = Fixture.json(try pincer("plugins", "--json").stdout)["plugins"] as? [[String: Any]] ?? []
+        XCTAssertEqual(listed.compactMap { $0["short_name"] as? String }, ["solo", "twin"])
+        XCTAssertEqual(listed.compactMap { $0["version"] as? String }, ["1.0.1", "1.0.1"])
+        XCTAssertEqual(listed.compactMap { $0["name"] as? String }, ["Scanned fixture solo", "Scanned fixture twin"])
+        XCTAssertEqual(listed.compactMap { $0["loaded"] as? Bool }, [false, false])
+        XCTAssertTrue(try pincer("help", "solo.hello").stdout.contains("Says which plugin and version answered"))
+        XCTAssertEqual(try pincer("complete", "tw").stdout, "twin.hello\n")
+        XCTAssertEqual(inits(), 3)
+        // A command loads its own plugin, and only that one.
+        XCTAssertEqual(try pincer("twin.hello").stdout, "hello from twin version 1\n")
+        XCTAssertEqual(inits("solo"), 1)
+        XCTAssertEqual(inits("twin"), 3)
+        // In process: the same listing and the same refusal.
+        let eager = try pincer("commands", "--json", registry: false)
+        XCTAssertEqual(eager.stdout, warm.stdout)
+        XCTAssertTrue(eager.stderr.contains("twin2.so: duplicate plugin id 'test.scanned.twin'"), eager.stderr)
+    }
+
+    /// A plugin known from its record alone (taken unchecked, its registry
+    /// being distinct) still refuses one loaded later with its id.
+    func testAPluginLoadedLaterClashesWithOneKnownFromItsRecord() throws {
+        try build("solo", behaviour: 8)
+        XCTAssertEqual(try pincer("commands", "--json").status, 0) // warms the registry
+        var options = Host.Options(stateDirectory: state)
+        options.builtinDirectory = nil
+        options.pluginPaths = [plugins]
+        options.scanner = nil
+        options.logHandler = { _ in }
+        let host = Host(options: options)
+        XCTAssertEqual(host.loadAllUsingRegistry(), 0)
+        XCTAssertFalse(host.isLoaded(pluginID: "test.scanned.solo"))
+        let other = try build("solo", behaviour: 8, file: "again", into: Fixture.temporaryDirectory("pincer-registry-other"))
+        host.load(path: other)
+        XCTAssertTrue(host.failures.contains { $0.path == other && $0.reason.contains("duplicate plugin id 'test.scanned.solo'") }, "\(host.failures)")
+        XCTAssertEqual(host.plugins.map(\.shortName), ["solo"])
+        XCTAssertEqual(host.command(named: "solo.hello")?.fullName, "solo.hello")
+    }
+
     func testListingReadsCommandRecordsAndALookupMakesOnlyItsPluginsPlaceholders() throws {
         try build("alpha")
         try build("beta")

@@ -3,7 +3,9 @@
  * does: 0 registers, 1 crashes, 2 hangs, 3 exits with status 7, 4 prints to
  * stdout first (which must not confuse the scanner), 5 looks up the
  * service of 6 in init and uses it again in its shutdown, 6 publishes it,
- * 7 adds an entry "extra" in sync_entries (ABI 1.5), not in init.
+ * 7 adds an entry "extra" in sync_entries (ABI 1.5), not in init, 8
+ * registers its command and no entry (a plugin the registry lists from its
+ * record alone).
  * Each init and shutdown appends "init|shutdown <short> <pid>" to the file
  * named by $PINCER_TEST_INIT_LOG, so a test counts which process ran it and
  * how often. VERSION changes what it registers (a rebuilt plugin). */
@@ -162,6 +164,7 @@ static pincer_status_t init(void *context, const pincer_host_t *host, pincer_cal
             .typed = (pincer_typed_fn_t)added,
         });
 #endif
+#if BEHAVIOUR != 8
     if (status == PINCER_OK)
         status = host->add_entry(host, &(pincer_entry_t){
             .struct_size = sizeof(pincer_entry_t),
@@ -170,6 +173,9 @@ static pincer_status_t init(void *context, const pincer_host_t *host, pincer_cal
             .title = "Value of " TEXT(SHORT),
             .read = read_value,
         });
+#else
+    (void)read_value;
+#endif
     if (status != PINCER_OK)
         reply->fail(reply, host->last_error(host));
     return status;
