@@ -164,12 +164,14 @@ extension Host {
     public func loadAllUsingRegistry() -> Int {
         let before = failures.count
         let stateDirectory = options.stateDirectory
-        // The registry is read and the candidates stat'ed on this thread:
+        // The registry is read first (its directory snapshots spare listing
+        // directories again), and the candidates stat'ed, on this thread:
         // with a thousand plugins each takes about a millisecond, and a
         // second thread, measured here, waited one to two milliseconds for a
         // processor (an idle virtual CPU), longer than the work it took over.
-        let candidates = candidateFiles()
         let image = PluginRegistry.readImage(stateDirectory: stateDirectory)
+        let survey = surveyCandidates(known: image)
+        let candidates = survey.files
         defer { holdRegistry(image, candidates) }
         let recordCount = image?.records.count ?? 0
         // The file lists the candidates in the order they had when it was
@@ -197,7 +199,7 @@ extension Host {
             return k
         }
         let missing = candidates.indices.filter { current[$0] == nil }.map { candidates[$0].canonical }
-        var changed = !missing.isEmpty || recordCount != candidates.count
+        var changed = !missing.isEmpty || recordCount != candidates.count || survey.directoriesChanged
         var scanned: [String: RegistryRecord] = [:]
         if !missing.isEmpty, let scanner = options.scanner {
             var providers: [String: String] = [:]
@@ -237,7 +239,7 @@ extension Host {
         }
         if changed {
             let records = candidates.indices.compactMap { i in current[i].map { image!.record(at: $0) } ?? scanned[candidates[i].canonical] }
-            if let why = PluginRegistry.write(records, stateDirectory: stateDirectory) {
+            if let why = PluginRegistry.write(records, directories: survey.directories, stateDirectory: stateDirectory) {
                 log(.debug, plugin: Host.namespace, "the plugin registry was not saved (\(why)); the next start scans again")
             }
         }

@@ -24,19 +24,35 @@ extension Host {
         var key: FileKey?
     }
 
+    /// The candidates with their canonical paths.
+    func candidateFiles() -> [Candidate] { surveyCandidates(known: nil).files }
+
+    /// The candidates, and what each searched directory held.
+    struct CandidateSurvey {
+        var files: [Candidate] = []
+        /// Every searched directory's snapshot as it now stands.
+        var directories: [DirectorySnapshot] = []
+        /// A directory was listed anew and its snapshot differs from the
+        /// known one (or has become trustworthy): worth writing down.
+        var directoriesChanged = false
+    }
+
     /// The candidates with their canonical paths. A directory is resolved
     /// once and each file in it stat'ed relative to it (fstatat), resolved
     /// further only when it is a symbolic link: one system call a file, not
-    /// realpath's walk of every component and another stat. Names stay
-    /// bytes until a file is accepted: with a thousand plugins this runs on
-    /// every start, and its system calls are most of what it costs.
-    func candidateFiles() -> [Candidate] {
-        var files: [Candidate] = []
+    /// realpath's walk of every component and another stat. A directory
+    /// whose trustworthy snapshot in `known` (the registry) matches it as it
+    /// is now is not listed again: its names come from the snapshot (see
+    /// DirectorySnapshot). Names stay bytes until a file is accepted: with a
+    /// thousand plugins this runs on every start, and its system calls are
+    /// most of what it costs.
+    func surveyCandidates(known: RegistryImage?) -> CandidateSurvey {
+        var survey = CandidateSurvey()
         var resolvedDirectories: [String] = []
         // Duplicates (by canonical path) come only from a symbolic link, a
         // file named on its own, or a directory met twice.
         var mayRepeat = false
-        func addDirectory(_ dir: String, prefix: [UInt8]?) {
+        func addDirectory(_ dir: String, _ dirStat: stat, prefix: [UInt8]?) {
             let resolved = Host.canonical(dir)
             if resolvedDirectories.contains(resolved) { mayRepeat = true }
             resolvedDirectories.append(resolved)
@@ -44,35 +60,57 @@ extension Host {
             defer { if fd >= 0 { close(fd) } }
             let shownBase = Array(dir.utf8) + [UInt8(ascii: "/")], canonicalBase = Array(resolved.utf8) + [UInt8(ascii: "/")]
             let sameBase = shownBase == canonicalBase
-            DirectoryListing(path: dir)?.forEachName { name, cName in
-                guard name.count > 3, name.suffix(3).elementsEqual(".so".utf8) else { return }
-                if let prefix, !name.starts(with: prefix) { return }
+            func add(_ name: UnsafeBufferPointer<UInt8>, _ cName: UnsafePointer<CChar>) {
                 let canonical = Host.joined(canonicalBase, name)
                 var st = stat()
                 if fd >= 0, fstatat(fd, cName, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) != S_IFLNK {
-                    files.append(Candidate(shown: sameBase ? canonical : Host.joined(shownBase, name), canonical: canonical,
-                                           key: FileKey(path: canonical, stat: st)))
+                    survey.files.append(Candidate(shown: sameBase ? canonical : Host.joined(shownBase, name), canonical: canonical,
+                                                  key: FileKey(path: canonical, stat: st)))
                 } else {
                     mayRepeat = true
-                    files.append(Candidate(shown: Host.joined(shownBase, name), canonical: Host.canonical(canonical), key: nil))
+                    survey.files.append(Candidate(shown: Host.joined(shownBase, name), canonical: Host.canonical(canonical), key: nil))
                 }
+            }
+            let previous = known?.directory(path: dir)
+            if let previous, let image = known, previous.matches(dirStat), previous.isTrusted {
+                image.forEachName(in: previous, add)
+                survey.directories.append(image.snapshot(previous))
+                return
+            }
+            // Listed after the directory was stat'ed: a change in between
+            // leaves it newer than the snapshot says, so it is listed again.
+            var listing = DirectorySnapshot(path: dir, stat: dirStat, listedAt: DirectorySnapshot.now())
+            DirectoryListing(path: dir)?.forEachName { name, cName in
+                guard name.count > 3, name.suffix(3).elementsEqual(".so".utf8) else { return }
+                if let prefix, !name.starts(with: prefix) { return }
+                listing.names.append(contentsOf: name)
+                listing.names.append(0)
+                add(name, cName)
+            }
+            if let previous, let image = known, image.snapshot(previous).sameListing(as: listing), previous.isTrusted || !listing.isTrusted {
+                survey.directories.append(image.snapshot(previous))
+            } else {
+                survey.directoriesChanged = true
+                survey.directories.append(listing)
             }
         }
         if let dir = options.builtinDirectory {
-            addDirectory(dir, prefix: Array(Host.builtinPrefix.utf8))
+            var st = stat()
+            if stat(dir, &st) == 0 { addDirectory(dir, st, prefix: Array(Host.builtinPrefix.utf8)) }
         }
         for path in options.pluginPaths where !path.isEmpty {
             var st = stat()
             if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
-                addDirectory(path, prefix: nil)
+                addDirectory(path, st, prefix: nil)
             } else {
                 mayRepeat = true
-                files.append(Candidate(shown: path, canonical: Host.canonical(path), key: nil))
+                survey.files.append(Candidate(shown: path, canonical: Host.canonical(path), key: nil))
             }
         }
-        guard mayRepeat else { return files }
-        var seen = Set<String>(minimumCapacity: files.count)
-        return files.filter { seen.insert($0.canonical).inserted }
+        guard mayRepeat else { return survey }
+        var seen = Set<String>(minimumCapacity: survey.files.count)
+        survey.files = survey.files.filter { seen.insert($0.canonical).inserted }
+        return survey
     }
 
     /// `base` (ending in a slash) and `name` as one String, made in place.

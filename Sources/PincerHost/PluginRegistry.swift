@@ -58,8 +58,9 @@ public enum PluginRegistry {
     /// reader sees the old registry or the new one. Failure only costs a
     /// rescan next time, so it is reported, not thrown.
     @discardableResult
-    static func write(_ records: [RegistryRecord], stateDirectory: String) -> String? {
-        let why = writeAtomically(RegistryFile.encode(records), to: path(stateDirectory: stateDirectory), directory: stateDirectory)
+    static func write(_ records: [RegistryRecord], directories: [DirectorySnapshot] = [], stateDirectory: String) -> String? {
+        let why = writeAtomically(RegistryFile.encode(records, directories: directories), to: path(stateDirectory: stateDirectory),
+                                  directory: stateDirectory)
         if why == nil { unlink(stateDirectory + "/" + legacyFileName) }
         return why
     }
@@ -159,6 +160,59 @@ struct FileKey: Sendable, Equatable {
     /// Same file as far as stat can tell.
     func sameStat(as other: FileKey) -> Bool {
         path == other.path && size == other.size && modified == other.modified && changed == other.changed && inode == other.inode
+    }
+}
+
+/// What a searched directory held when it was last listed: the names it
+/// accepted, in order, and the directory's identity then. A start that
+/// finds the directory as the snapshot says (modification and change
+/// times, inode) takes its names from the snapshot instead of listing it
+/// again (a thousand entries' worth of getdents, filtering and sorting):
+/// adding, removing or renaming an entry changes the directory's times.
+/// Each file in it is still stat'ed, since a file changed in place leaves
+/// its directory as it was.
+///
+/// File systems stamp times from a coarse clock, so a change made in the
+/// same tick as the one recorded would not show. A snapshot is therefore
+/// trusted only when the directory had not changed for `quietPeriod`
+/// before it was listed; any later change then stamps a later time.
+struct DirectorySnapshot: Sendable, Equatable {
+    /// As searched (the built-in directory, or an entry of the plugin path).
+    var path: String
+    var modified: Int64, changed: Int64, inode: UInt64
+    /// CLOCK_REALTIME (the clock file times come from), in ns, when it was listed.
+    var listedAt: Int64
+    /// Each accepted name followed by a NUL.
+    var names: [UInt8] = []
+
+    static let quietPeriod: Int64 = 2_000_000_000
+
+    init(path: String, modified: Int64, changed: Int64, inode: UInt64, listedAt: Int64, names: [UInt8]) {
+        self.path = path
+        self.modified = modified
+        self.changed = changed
+        self.inode = inode
+        self.listedAt = listedAt
+        self.names = names
+    }
+
+    init(path: String, stat st: stat, listedAt: Int64) {
+        self.init(path: path, modified: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
+                  changed: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec), inode: UInt64(st.st_ino),
+                  listedAt: listedAt, names: [])
+    }
+
+    var isTrusted: Bool { modified < listedAt &- DirectorySnapshot.quietPeriod }
+
+    /// The same directory, unchanged, holding the same names.
+    func sameListing(as other: DirectorySnapshot) -> Bool {
+        path == other.path && modified == other.modified && changed == other.changed && inode == other.inode && names == other.names
+    }
+
+    static func now() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }
 
@@ -474,6 +528,8 @@ final class ScannedPlugin: @unchecked Sendable {
 ///                                 str listing: its `pincer commands --json` object, or empty);
 ///                strs services, strs topics, strs uses_services, u8 flags
 ///       refused: str reason, opt-str plugin id, strs uses_services
+///     then u32 n × directory (DirectorySnapshot): str path, i64 modified_ns,
+///       i64 changed_ns, u64 inode, i64 listed_ns, str names (each followed by a NUL)
 ///     str: u32 byte count, UTF-8; opt-str: u8 0 or 1 then str; strs: u32 n × str
 ///     and last, u64 XXH3-64 (libxxhash) of every byte before it
 ///
@@ -492,7 +548,7 @@ final class ScannedPlugin: @unchecked Sendable {
 enum RegistryFile {
     static let magic: [UInt8] = Array("PNCRREG".utf8) + [0]
 
-    static func encode(_ records: [RegistryRecord]) -> [UInt8] {
+    static func encode(_ records: [RegistryRecord], directories: [DirectorySnapshot] = []) -> [UInt8] {
         var w = Writer()
         w.out.reserveCapacity(records.count * 160 + 64)
         w.out += magic
@@ -551,6 +607,15 @@ enum RegistryFile {
                 w.optional(id)
                 w.strs(uses)
             }
+        }
+        w.u32(UInt32(directories.count))
+        for d in directories {
+            w.str(d.path)
+            w.u64(UInt64(bitPattern: d.modified))
+            w.u64(UInt64(bitPattern: d.changed))
+            w.u64(d.inode)
+            w.u64(UInt64(bitPattern: d.listedAt))
+            w.str(d.names[...])
         }
         w.u64(checksum(w.out[...]))
         return w.out

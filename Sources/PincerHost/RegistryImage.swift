@@ -47,6 +47,18 @@ final class RegistryImage: @unchecked Sendable {
     }
     struct Command { var signature: Text, name: Text, summary: Text, details: Text, flags: UInt8, listing: Text }
     struct Refusal { var reason: Text, pluginID: Text?, uses: Range<Int32> }
+    struct Directory {
+        var path: Text, modified: Int64, changed: Int64, inode: UInt64, listedAt: Int64
+        /// Each name followed by a NUL (checked).
+        var names: Text
+
+        var isTrusted: Bool { modified < listedAt &- DirectorySnapshot.quietPeriod }
+
+        func matches(_ st: stat) -> Bool {
+            modified == Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+                && changed == Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec) && inode == UInt64(st.st_ino)
+        }
+    }
 
     let bytes: [UInt8]
     /// No two plugin records share an id or a short name, so plugins taken
@@ -58,6 +70,7 @@ final class RegistryImage: @unchecked Sendable {
     let commands: [Command]
     /// The items of every list of strings (choices, services, topics, uses).
     let lists: [Text]
+    let directories: [Directory]
 
     /// Nil if anything about the file is off (see RegistryFile).
     init?(_ bytes: [UInt8]) {
@@ -82,6 +95,14 @@ final class RegistryImage: @unchecked Sendable {
                 guard let record = spans.readRecord(&r, all) else { return nil }
                 spans.records.append(record)
             }
+            guard let directoryCount = r.count(minimumItemBytes: 40) else { return nil }
+            for _ in 0..<directoryCount {
+                guard let path = r.text(), let modified = r.i64(), let changed = r.i64(), let inode = r.u64(), let listed = r.i64(),
+                      let names = r.text(), RegistryImage.isNameList(UnsafeBufferPointer(rebasing: all[Int(names.start)..<Int(names.start + names.count)]))
+                else { return nil }
+                spans.directories.append(RegistryImage.Directory(path: path, modified: modified, changed: changed, inode: inode,
+                                                                 listedAt: listed, names: names))
+            }
             return r.atEnd ? spans : nil
         }
         guard let read else { return nil }
@@ -92,6 +113,17 @@ final class RegistryImage: @unchecked Sendable {
         entries = read.entries
         commands = read.commands
         lists = read.lists
+        directories = read.directories
+    }
+
+    /// Names each followed by a NUL, none empty (and none with a slash: a name, not a path).
+    fileprivate static func isNameList(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        var previous: UInt8 = 0
+        for byte in b {
+            if byte == UInt8(ascii: "/") || (byte == 0 && previous == 0) { return false }
+            previous = byte
+        }
+        return previous == 0
     }
 
     fileprivate static func text(_ t: Text, in all: UnsafeBufferPointer<UInt8>) -> String {
@@ -108,6 +140,7 @@ private struct Spans {
     var entries: [RegistryImage.Entry] = []
     var commands: [RegistryImage.Command] = []
     var lists: [Text] = []
+    var directories: [RegistryImage.Directory] = []
 
     mutating func readRecord(_ r: inout Cursor, _ all: UnsafeBufferPointer<UInt8>) -> RegistryImage.Record? {
         guard let path = r.text(), let size = r.i64(), let modified = r.i64(), let changed = r.i64(), let inode = r.u64(),
@@ -184,6 +217,32 @@ extension RegistryImage {
     func slice(_ t: Text) -> ArraySlice<UInt8> { bytes[Int(t.start)..<Int(t.start + t.count)] }
 
     func strings(_ range: Range<Int32>) -> [String] { range.map { string(lists[Int($0)]) } }
+
+    /// The snapshot of the directory searched as `path`, if the file has one.
+    func directory(path: String) -> Directory? { directories.first { text($0.path, equals: path) } }
+
+    func snapshot(_ d: Directory) -> DirectorySnapshot {
+        DirectorySnapshot(path: string(d.path), modified: d.modified, changed: d.changed, inode: d.inode, listedAt: d.listedAt,
+                          names: Array(slice(d.names)))
+    }
+
+    /// Calls `body` with each of the snapshot's names, as bytes and as a C
+    /// string (the NUL after it in the file), valid for the call.
+    func forEachName(in d: Directory, _ body: (UnsafeBufferPointer<UInt8>, UnsafePointer<CChar>) -> Void) {
+        bytes.withUnsafeBufferPointer { all in
+            var start = Int(d.names.start)
+            let end = start + Int(d.names.count)
+            var i = start
+            while i < end {
+                if all[i] == 0 {
+                    let name = UnsafeBufferPointer(rebasing: all[start..<i])
+                    (all.baseAddress! + start).withMemoryRebound(to: CChar.self, capacity: i - start + 1) { body(name, $0) }
+                    start = i + 1
+                }
+                i += 1
+            }
+        }
+    }
 
     /// Whether the text's bytes are those of `s`.
     func text(_ t: Text, equals s: String) -> Bool {

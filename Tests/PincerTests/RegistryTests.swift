@@ -328,14 +328,23 @@ final class RegistryTests: XCTestCase {
             RegistryRecord(key: FileKey(path: "/p/worse.so", size: 1, modified: 2, changed: 3, inode: 4, buildID: nil),
                            outcome: .refused(pluginID: nil, reason: "exited", usesServices: [])),
         ]
-        let bytes = RegistryFile.encode(records)
+        let directories = [DirectorySnapshot(path: "/p", modified: 5, changed: 6, inode: 7, listedAt: 8, names: Array("full.so\u{0}bad.so\u{0}".utf8))]
+        let bytes = RegistryFile.encode(records, directories: directories)
         let decoded = try XCTUnwrap(RegistryFile.decode(bytes))
+        let image = try XCTUnwrap(RegistryImage(bytes))
+        XCTAssertEqual(image.directories.map(image.snapshot), directories)
+        XCTAssertEqual(RegistryFile.encode(decoded, directories: image.directories.map(image.snapshot)), bytes)
+        // A snapshot's names are names: none empty, none with a slash, each ended by a NUL.
+        for names in ["a.so", "a.so\u{0}\u{0}", "\u{0}", "d/a.so\u{0}"] {
+            var bad = directories
+            bad[0].names = Array(names.utf8)
+            XCTAssertNil(RegistryImage(RegistryFile.encode(records, directories: bad)), names.debugDescription)
+        }
         XCTAssertEqual(decoded.map(\.json), records.map(\.json))
         guard case .plugin(let back) = decoded[0].outcome else { return XCTFail("not a plugin") }
         XCTAssertEqual(back.commands.map(\.name), ["go", "stop"])
         XCTAssertEqual(back.commands.map { Array($0.listing) }, [Array(#"{"name":"full.go","summary":"Goes"}"#.utf8), []])
         XCTAssertEqual(decoded.map(\.key), records.map(\.key))
-        XCTAssertEqual(RegistryFile.encode(decoded), bytes)
         XCTAssertEqual(RegistryFile.decode(RegistryFile.encode([]))?.count, 0)
         for cut in 0..<bytes.count { XCTAssertNil(RegistryFile.decode(Array(bytes.prefix(cut))), "cut at \(cut)") }
         // The record count (after magic, version and the host tag) claims a billion records.
@@ -482,6 +491,59 @@ final class RegistryTests: XCTestCase {
 
     /// The candidates' directory listing: byte order (a prefix first, capitals
     /// before small letters, UTF-8 after ASCII), without . and .., hidden names kept.
+    /// A searched directory's snapshot spares listing it again, but only
+    /// while the directory is as it says and had been quiet before it was
+    /// listed; a file added later is found, and a quiet directory's
+    /// snapshot is written down once.
+    func testADirectorySnapshotIsUsedOnlyWhileItHolds() throws {
+        try build("solo", behaviour: 8)
+        try build("other", behaviour: 8)
+        var options = Host.Options(stateDirectory: state)
+        options.builtinDirectory = nil
+        options.pluginPaths = [plugins]
+        options.scanner = nil
+        let host = Host(options: options)
+        var st = stat()
+        XCTAssertEqual(stat(plugins, &st), 0)
+        let now = DirectorySnapshot(path: plugins, stat: st, listedAt: DirectorySnapshot.now())
+        func image(_ snapshot: DirectorySnapshot) throws -> RegistryImage {
+            try XCTUnwrap(RegistryImage(RegistryFile.encode([], directories: [snapshot])))
+        }
+        func names(_ survey: PincerHost.Host.CandidateSurvey) -> [String] { survey.files.map { ($0.shown as NSString).lastPathComponent } }
+        // Trusted and matching: its names are taken as they are (here one of the two files).
+        var quiet = now
+        quiet.listedAt = now.modified + DirectorySnapshot.quietPeriod + 1
+        quiet.names = Array("solo.so".utf8) + [0]
+        let fromSnapshot = host.surveyCandidates(known: try image(quiet))
+        XCTAssertEqual(names(fromSnapshot), ["solo.so"])
+        XCTAssertFalse(fromSnapshot.directoriesChanged)
+        // Listed within the quiet period of its last change: listed again.
+        var recent = quiet
+        recent.listedAt = now.modified + 1
+        XCTAssertEqual(names(host.surveyCandidates(known: try image(recent))), ["other.so", "solo.so"])
+        // The directory changed since: listed again, and worth writing down.
+        var older = quiet
+        older.modified -= 1
+        let relisted = host.surveyCandidates(known: try image(older))
+        XCTAssertEqual(names(relisted), ["other.so", "solo.so"])
+        XCTAssertTrue(relisted.directoriesChanged)
+        XCTAssertEqual(relisted.directories.map(\.names), [Array("other.so".utf8) + [0] + Array("solo.so".utf8) + [0]])
+        // Through the shell: a file added after a warm start is found.
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["other.hello", "solo.hello"])
+        let old = timeval(tv_sec: time(nil) - 3_600, tv_usec: 0)
+        XCTAssertEqual(utimes(plugins, [old, old]), 0)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["other.hello", "solo.hello"])
+        let written = try XCTUnwrap(RegistryImage([UInt8](try Data(contentsOf: URL(fileURLWithPath: PluginRegistry.path(stateDirectory: state))))))
+        XCTAssertTrue(try XCTUnwrap(written.directory(path: plugins)).isTrusted, "a quiet directory's snapshot is written down")
+        var before = stat(), after = stat()
+        XCTAssertEqual(stat(PluginRegistry.path(stateDirectory: state), &before), 0)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["other.hello", "solo.hello"])
+        XCTAssertEqual(stat(PluginRegistry.path(stateDirectory: state), &after), 0)
+        XCTAssertEqual(after.st_ino, before.st_ino, "not written again")
+        try build("third", behaviour: 8)
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["other.hello", "solo.hello", "third.hello"])
+    }
+
     func testTheDirectoryListingIsInByteOrder() throws {
         let directory = Fixture.temporaryDirectory("pincer-registry-listing")
         let names = ["b", "ab", "a", "B", "\u{E9}t\u{E9}.so", ".hidden", "a.so", "z9", "z10", String(repeating: "x", count: 255)]
