@@ -20,8 +20,6 @@ final class RegistryOnlyPlugin: @unchecked Sendable {
     let image: RegistryImage
     /// Its record's index in the image.
     let record: Int
-    let id: String
-    let shortName: String
     /// As shown (the candidate's path).
     let path: String
     /// Its commands' full names, in the record's order (their indices in `image.commands` from `firstCommand`).
@@ -34,15 +32,17 @@ final class RegistryOnlyPlugin: @unchecked Sendable {
         self.image = image
         self.record = record
         self.path = path
-        id = image.string(p.id)
-        let shortName = image.string(p.shortName)
-        self.shortName = shortName
         firstCommand = Int(p.commands.lowerBound)
-        commandNames = p.commands.map { shortName + "." + image.string(image.commands[Int($0)].name) }
+        commandNames = p.commands.map { image.fullName(p.shortName, image.commands[Int($0)].name) }
     }
 
-    /// Made when asked for (`pincer plugins`, a message): a start needs only its id and short name.
-    var info: PluginInfo { image.info(of: image.records[record].plugin!, path: path) }
+    private var plugin: RegistryImage.Plugin { image.records[record].plugin! }
+    /// Made when asked for: a start that lists the plugin needs neither.
+    var id: String { image.string(plugin.id) }
+    var shortName: String { image.string(plugin.shortName) }
+    func hasShortName(_ prefix: Substring.UTF8View) -> Bool { image.text(plugin.shortName, equals: prefix) }
+    /// Made when asked for (`pincer plugins`, a message).
+    var info: PluginInfo { image.info(of: plugin, path: path) }
 }
 
 /// A plugin known from the registry but not loaded: its sections and

@@ -168,7 +168,7 @@ public final class Host: @unchecked Sendable {
         guard let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) else { return nil }
         let prefix = Substring(name.utf8[..<dot])
         if let plugin = deferredList.first(where: { $0.info.shortName == prefix }) { return plugin }
-        return registryOnly.first { $0.promoted == nil && $0.shortName == prefix }.map(promoteLocked)
+        return registryOnly.first { $0.promoted == nil && $0.hasShortName(prefix.utf8) }.map(promoteLocked)
     }
 
     /// The deferred plugin of a plugin known from its record alone, made

@@ -33,6 +33,10 @@ public enum PluginRegistry {
 
     public static func path(stateDirectory: String) -> String { stateDirectory + "/" + fileName }
 
+    /// How long, in ns, a plugin directory must have been unchanged before
+    /// it was listed for its snapshot to be trusted (DirectorySnapshot).
+    public static var directoryQuietPeriod: Int64 { DirectorySnapshot.quietPeriod }
+
     /// The file read in place; nil when it is missing, damaged or made by another host ABI.
     static func readImage(stateDirectory: String) -> RegistryImage? {
         readFile(path(stateDirectory: stateDirectory), limit: maxFileBytes).flatMap(RegistryImage.init)

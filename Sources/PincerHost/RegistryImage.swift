@@ -244,6 +244,27 @@ extension RegistryImage {
         }
     }
 
+    /// `short` + "." + `name`, made in place.
+    func fullName(_ short: Text, _ name: Text) -> String {
+        let a = Int(short.count), b = Int(name.count)
+        return bytes.withUnsafeBufferPointer { all in
+            String(unsafeUninitializedCapacity: a + 1 + b) { out in
+                let base = out.baseAddress!
+                (base).initialize(from: all.baseAddress! + Int(short.start), count: a)
+                base[a] = UInt8(ascii: ".")
+                (base + a + 1).initialize(from: all.baseAddress! + Int(name.start), count: b)
+                return a + 1 + b
+            }
+        }
+    }
+
+    /// Whether the text's bytes are those of `u`.
+    func text(_ t: Text, equals u: Substring.UTF8View) -> Bool {
+        u.count == Int(t.count) && bytes.withUnsafeBufferPointer { all in
+            zip(u, all[Int(t.start)..<Int(t.start + t.count)]).allSatisfy { $0 == $1 }
+        }
+    }
+
     /// Whether the text's bytes are those of `s`.
     func text(_ t: Text, equals s: String) -> Bool {
         var s = s
@@ -342,16 +363,19 @@ private struct Cursor {
     }
 
     mutating func u64() -> UInt64? {
-        guard let low = u32(), let high = u32() else { return nil }
-        return UInt64(low) | UInt64(high) << 32
+        guard base.count &- offset >= 8 else { return nil }
+        defer { offset &+= 8 }
+        return UInt64(littleEndian: UnsafeRawPointer(base.baseAddress! + offset).loadUnaligned(as: UInt64.self))
     }
 
     mutating func i64() -> Int64? { u64().map { Int64(bitPattern: $0) } }
 
     /// A count of items of at least `minimumItemBytes` each that fit in what is left.
     mutating func count(minimumItemBytes: Int) -> Int? {
-        guard let n = u32().map(Int.init), n <= (base.count - offset) / minimumItemBytes else { return nil }
-        return n
+        guard let n = u32().map(Int.init) else { return nil }
+        // n × minimumItemBytes cannot overflow: n < 2^32 and the item sizes are small.
+        if n == 0 { return 0 }
+        return n &* minimumItemBytes <= base.count &- offset ? n : nil
     }
 
     /// A str field whose bytes need not be text (a listing, checked when it came in).

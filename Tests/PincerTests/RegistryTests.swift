@@ -40,6 +40,17 @@ final class RegistryTests: XCTestCase {
         return try Fixture.run(Fixture.pincer, (builtins ? [] : ["--no-builtin"]) + args, environment: env)
     }
 
+    /// A host in this process on the test's plugin directory and state,
+    /// without built-ins or scanner (it answers from a registry made before).
+    func inProcessHost() -> PincerHost.Host {
+        var options = Host.Options(stateDirectory: state)
+        options.builtinDirectory = nil
+        options.pluginPaths = [plugins]
+        options.scanner = nil
+        options.logHandler = { _ in }
+        return Host(options: options)
+    }
+
     /// Init lines so far for a plugin (all of them with nil).
     func inits(_ short: String? = nil) -> Int {
         let text = (try? String(contentsOfFile: initLog, encoding: .utf8)) ?? ""
@@ -420,12 +431,7 @@ final class RegistryTests: XCTestCase {
     func testAPluginLoadedLaterClashesWithOneKnownFromItsRecord() throws {
         try build("solo", behaviour: 8)
         XCTAssertEqual(try pincer("commands", "--json").status, 0) // warms the registry
-        var options = Host.Options(stateDirectory: state)
-        options.builtinDirectory = nil
-        options.pluginPaths = [plugins]
-        options.scanner = nil
-        options.logHandler = { _ in }
-        let host = Host(options: options)
+        let host = inProcessHost()
         XCTAssertEqual(host.loadAllUsingRegistry(), 0)
         XCTAssertFalse(host.isLoaded(pluginID: "test.scanned.solo"))
         let other = try build("solo", behaviour: 8, file: "again", into: Fixture.temporaryDirectory("pincer-registry-other"))
@@ -442,12 +448,7 @@ final class RegistryTests: XCTestCase {
         XCTAssertEqual(inits(), 2)
         setenv("PINCER_TEST_INIT_LOG", initLog, 1)
         defer { unsetenv("PINCER_TEST_INIT_LOG") }
-        var options = Host.Options(stateDirectory: state)
-        options.builtinDirectory = nil
-        options.pluginPaths = [plugins]
-        options.scanner = nil
-        options.logHandler = { _ in }
-        let host = Host(options: options)
+        let host = inProcessHost()
         XCTAssertEqual(host.loadAllUsingRegistry(), 0)
         func placeholdersMade() -> [Bool] { host.deferredPlugins.map(host.hasCommandsInTable) }
         func listing() -> String {
@@ -498,11 +499,7 @@ final class RegistryTests: XCTestCase {
     func testADirectorySnapshotIsUsedOnlyWhileItHolds() throws {
         try build("solo", behaviour: 8)
         try build("other", behaviour: 8)
-        var options = Host.Options(stateDirectory: state)
-        options.builtinDirectory = nil
-        options.pluginPaths = [plugins]
-        options.scanner = nil
-        let host = Host(options: options)
+        let host = inProcessHost()
         var st = stat()
         XCTAssertEqual(stat(plugins, &st), 0)
         let now = DirectorySnapshot(path: plugins, stat: st, listedAt: DirectorySnapshot.now())
