@@ -125,7 +125,7 @@ extension Host {
                 let image = known.image, command = image.commands[n]
                 if command.listing.count > 0 {
                     if !first { out.append(UInt8(ascii: ",")) }
-                    out += image.slice(command.listing)
+                    image.append(command.listing, to: &out)
                 } else {
                     guard let signature = try? Signature.parse(image.string(command.signature)) else { continue }
                     if !first { out.append(UInt8(ascii: ",")) }

@@ -244,6 +244,11 @@ extension RegistryImage {
         }
     }
 
+    /// Appends the text's bytes (copied straight from the file's).
+    func append(_ t: Text, to out: inout [UInt8]) {
+        bytes.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[Int(t.start)..<Int(t.start + t.count)])) }
+    }
+
     /// `short` + "." + `name`, made in place.
     func fullName(_ short: Text, _ name: Text) -> String {
         let a = Int(short.count), b = Int(name.count)
@@ -283,10 +288,10 @@ extension RegistryImage {
         return key
     }
 
-    /// Whether the record describes the file `key` (stat'ed at `key.path`) as it is now.
+    /// Whether the record, found by its path, describes the file as `key` (stat'ed at that path) says it is now.
     func isCurrent(_ i: Int, for key: FileKey) -> Bool {
         let r = records[i]
-        return r.size == key.size && r.modified == key.modified && r.changed == key.changed && r.inode == key.inode && text(r.path, equals: key.path)
+        return r.size == key.size && r.modified == key.modified && r.changed == key.changed && r.inode == key.inode
     }
 
     func info(of p: Plugin, path: String) -> PluginInfo {

@@ -281,15 +281,15 @@ final class CancelTests: XCTestCase {
         XCTAssertLessThan(typed.stderr.utf8.count, 1_500, String(typed.stderr.prefix(300)))
     }
 
-    /// The eight-bytes-at-a-time check agrees with the byte-by-byte rule for
-    /// every byte, in every lane of a block and in the tail after the blocks.
+    /// The word-at-a-time check agrees with the byte-by-byte rule for every
+    /// byte, in every lane of a 32- and an 8-byte block and in the tail.
     func testTheTerminalFastPathCheckIsExact() {
         func byByte(_ bytes: [UInt8]) -> Bool {
             !bytes.contains { b in (b < 0x20 && b != 0x0A && b != 0x09) || b == 0x7F || b == 0xC2 || b == 0xD8 || b == 0xE2 }
         }
         for b in 0...255 {
-            for at in 0..<19 {
-                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 19)
+            for at in 0..<70 {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 70)
                 bytes[at] = UInt8(b)
                 XCTAssertEqual(TerminalText.needsNoEscape(bytes), byByte(bytes), "byte \(b) at \(at)")
             }
