@@ -349,33 +349,39 @@ private struct Cursor {
 
     var atEnd: Bool { offset == base.count }
 
+    @inline(__always)
     mutating func bytes(_ n: Int) -> UnsafeBufferPointer<UInt8>? {
         guard n >= 0, n <= base.count - offset else { return nil }
         defer { offset += n }
         return UnsafeBufferPointer(rebasing: base[offset..<offset + n])
     }
 
+    @inline(__always)
     mutating func u8() -> UInt8? {
         guard offset < base.count else { return nil }
         defer { offset &+= 1 }
         return base[offset]
     }
 
+    @inline(__always)
     mutating func u32() -> UInt32? {
         guard base.count &- offset >= 4 else { return nil }
         defer { offset &+= 4 }
         return UInt32(littleEndian: UnsafeRawPointer(base.baseAddress! + offset).loadUnaligned(as: UInt32.self))
     }
 
+    @inline(__always)
     mutating func u64() -> UInt64? {
         guard base.count &- offset >= 8 else { return nil }
         defer { offset &+= 8 }
         return UInt64(littleEndian: UnsafeRawPointer(base.baseAddress! + offset).loadUnaligned(as: UInt64.self))
     }
 
+    @inline(__always)
     mutating func i64() -> Int64? { u64().map { Int64(bitPattern: $0) } }
 
     /// A count of items of at least `minimumItemBytes` each that fit in what is left.
+    @inline(__always)
     mutating func count(minimumItemBytes: Int) -> Int? {
         guard let n = u32().map(Int.init) else { return nil }
         // n × minimumItemBytes cannot overflow: n < 2^32 and the item sizes are small.
@@ -385,6 +391,7 @@ private struct Cursor {
 
     /// A str field whose bytes need not be text (a listing, checked when it came in).
     /// Offsets fit in Int32: RegistryImage takes no file of 2 GiB or more.
+    @inline(__always)
     mutating func rawText() -> RegistryImage.Text? {
         guard let n = u32(), Int(n) <= base.count &- offset else { return nil }
         defer { offset &+= Int(n) }
@@ -392,6 +399,7 @@ private struct Cursor {
     }
 
     /// A str field, checked to be UTF-8.
+    @inline(__always)
     mutating func text() -> RegistryImage.Text? {
         guard let t = rawText() else { return nil }
         // ASCII (nearly every field) is valid UTF-8 as it is.
@@ -400,6 +408,7 @@ private struct Cursor {
         return Cursor.isASCII(b) || String(validating: b, as: UTF8.self) != nil ? t : nil
     }
 
+    @inline(__always)
     mutating func optionalText() -> RegistryImage.Text?? {
         switch u8() {
         case 0: return .some(nil)
@@ -409,6 +418,7 @@ private struct Cursor {
     }
 
     /// Eight bytes at a time.
+    @inline(__always)
     static func isASCII(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let p = b.baseAddress else { return true }
         var i = 0, any: UInt64 = 0
