@@ -28,21 +28,25 @@ final class RegistryOnlyPlugin: @unchecked Sendable {
     var promoted: DeferredPlugin?
 
     init(image: RegistryImage, record: Int, path: String) {
-        let p = image.records[record].plugin!
+        let entry = image.records[record]
         self.image = image
         self.record = record
         self.path = path
-        firstCommand = Int(p.commands.lowerBound)
-        commandNames = p.commands.map { image.fullName(p.shortName, image.commands[Int($0)].name) }
+        firstCommand = Int(entry.commands.lowerBound)
+        commandNames = entry.commands.map { image.fullName(entry.shortName, image.commands[Int($0)].name) }
     }
 
-    private var plugin: RegistryImage.Plugin { image.records[record].plugin! }
     /// Made when asked for: a start that lists the plugin needs neither.
-    var id: String { image.string(plugin.id) }
-    var shortName: String { image.string(plugin.shortName) }
-    func hasShortName(_ prefix: Substring.UTF8View) -> Bool { image.text(plugin.shortName, equals: prefix) }
-    /// Made when asked for (`pincer plugins`, a message).
-    var info: PluginInfo { image.info(of: plugin, path: path) }
+    var id: String { image.string(image.records[record].id) }
+    var shortName: String { image.string(image.records[record].shortName) }
+    func hasShortName(_ prefix: Substring.UTF8View) -> Bool { image.text(image.records[record].shortName, equals: prefix) }
+    /// Made when asked for (`pincer plugins`, a message), from the record's
+    /// payload; a damaged one gives what the index knows.
+    var info: PluginInfo {
+        image.payload(at: record)?.plugin.map { image.info(of: $0, path: path) }
+            ?? PluginInfo(id: id, shortName: shortName, name: shortName, version: "", summary: "", abiMajor: PINCER_ABI_MAJOR,
+                          abiMinor: PINCER_ABI_MINOR, path: path)
+    }
 }
 
 /// A plugin known from the registry but not loaded: its sections and
@@ -204,9 +208,9 @@ extension Host {
         if !missing.isEmpty, let scanner = options.scanner {
             var providers: [String: String] = [:]
             if let image {
-                for case let k? in current {
-                    guard let p = image.records[k].plugin else { continue }
-                    for s in image.strings(p.services) { providers[s] = image.string(image.records[k].path) }
+                for case let k? in current where image.records[k].kind == .plugin {
+                    guard let p = image.payload(at: k), let plugin = p.plugin else { continue }
+                    for s in image.strings(plugin.services, of: p) { providers[s] = image.string(image.records[k].path) }
                 }
             }
             // The scan runs against an empty scratch state directory: it must
@@ -238,7 +242,8 @@ extension Host {
             }
         }
         if changed {
-            let records = candidates.indices.compactMap { i in current[i].map { image!.record(at: $0) } ?? scanned[candidates[i].canonical] }
+            // A record whose payload turned out damaged is left out: scanned again next time.
+            let records = candidates.indices.compactMap { i in current[i].flatMap { image!.record(at: $0) } ?? scanned[candidates[i].canonical] }
             if let why = PluginRegistry.write(records, directories: survey.directories, stateDirectory: stateDirectory) {
                 log(.debug, plugin: Host.namespace, "the plugin registry was not saved (\(why)); the next start scans again")
             }
@@ -250,14 +255,19 @@ extension Host {
         reserveRegistrations(plugins: candidates.count)
         for (i, candidate) in candidates.enumerated() {
             if let k = current[i], let image {
-                let record = image.records[k]
-                if let refusal = record.refusal {
-                    refuse(path: candidate.shown, pluginID: refusal.pluginID.map(image.string), image.string(refusal.reason))
-                } else if record.plugin?.onlyCommands == true {
+                switch image.records[k].kind {
+                case .onlyCommands:
                     let known = RegistryOnlyPlugin(image: image, record: k, path: candidate.shown)
-                    if let collision = registerRegistryOnly(known, knownDistinct: knownDistinct) { refuse(path: candidate.shown, pluginID: known.id, collision) }
-                } else if let p = record.plugin {
-                    register(prepareRegistration(image.scanned(p, path: candidate.shown), key: image.key(at: k), shownAs: candidate.shown))
+                    if let collision = registerRegistryOnly(known, knownDistinct: knownDistinct) {
+                        refuse(path: candidate.shown, pluginID: known.id, collision)
+                    }
+                case .plugin:
+                    // A damaged payload: the plugin itself knows better.
+                    guard let plugin = image.scanned(at: k, path: candidate.shown) else { load(path: candidate.shown); continue }
+                    register(prepareRegistration(plugin, key: image.key(at: k), shownAs: candidate.shown))
+                case .refused:
+                    guard let refusal = image.payload(at: k)?.refusal else { load(path: candidate.shown); continue }
+                    refuse(path: candidate.shown, pluginID: refusal.pluginID.map(image.string), image.string(refusal.reason))
                 }
                 continue
             }

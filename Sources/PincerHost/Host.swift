@@ -175,9 +175,10 @@ public final class Host: @unchecked Sendable {
     /// the first time it is needed (its commands are looked up or listed as Commands).
     private func promoteLocked(_ known: RegistryOnlyPlugin) -> DeferredPlugin {
         if let plugin = known.promoted { return plugin }
-        let record = known.image.records[known.record]
-        let plugin = DeferredPlugin(info: known.info, key: known.image.key(at: known.record),
-                                    scanned: known.image.scanned(record.plugin!, path: known.path), host: self)
+        let info = known.info
+        // A damaged payload gives no records: the plugin is loaded when one of its commands is looked up.
+        let plugin = DeferredPlugin(info: info, key: known.image.key(at: known.record),
+                                    scanned: known.image.scanned(at: known.record, path: known.path) ?? ScannedPlugin(info: info), host: self)
         known.promoted = plugin
         deferredList.append(plugin)
         return plugin

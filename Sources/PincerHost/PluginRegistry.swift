@@ -46,7 +46,7 @@ public enum PluginRegistry {
     /// written); empty when the file is missing, damaged or made by another host ABI.
     static func readList(stateDirectory: String) -> [RegistryRecord] {
         guard let image = readImage(stateDirectory: stateDirectory) else { return [] }
-        return image.records.indices.map(image.record(at:))
+        return image.records.indices.compactMap(image.record(at:))
     }
 
     /// Records by canonical path; empty when the file is missing, damaged or made by another host ABI.
@@ -521,8 +521,20 @@ final class ScannedPlugin: @unchecked Sendable {
 /// The registry file's bytes. Little-endian throughout:
 ///
 ///     magic "PNCRREG\0", u32 version, str host tag, u32 record count,
-///     u8 flags (1: no two plugin records share an id or a short name), records
-///     record: str path, i64 size, i64 modified_ns, i64 changed_ns, u64 inode,
+///     u8 flags (1: no two plugin records share an id or a short name),
+///     u32 command count, then
+///     the record index, one 84-byte entry a record: u32 payload offset and
+///       length; u32 path offset and length; i64 size, i64 modified_ns,
+///       i64 changed_ns, u64 inode; u32 offset and length of the build id,
+///       the id, the short name; u32 first command, u32 command count;
+///       u8 kind (1 plugin of commands only, 2 other plugin, 3 refused),
+///       u8 has build id, u16 0
+///     the command index, one 36-byte entry a command: u32 offset and length
+///       of its name, listing, summary and signature; u8 flags, three 0 bytes
+///     the payloads, one a record, in order (offsets in the index are from
+///       the file's start and point into the record's own payload; a span
+///       the entry lacks is empty at the payloads' start):
+///     payload: str path, i64 size, i64 modified_ns, i64 changed_ns, u64 inode,
 ///             opt-str build id, u8 outcome (1 plugin, 2 refused), then
 ///       plugin:  str id, short_name, name, version, summary; u32 abi major, minor;
 ///                u32 n × section (str id, str title, i32 order);
@@ -537,81 +549,148 @@ final class ScannedPlugin: @unchecked Sendable {
 ///     str: u32 byte count, UTF-8; opt-str: u8 0 or 1 then str; strs: u32 n × str
 ///     and last, u64 XXH3-64 (libxxhash) of every byte before it
 ///
-/// The file is untrusted (it sits in the state directory): every length is
-/// checked against the bytes left before anything is allocated (so a count
-/// cannot ask for more than the file holds), text must be valid UTF-8, flags
-/// and kinds must be known values, and nothing may follow the last record.
-/// A listing is copied into `pincer commands --json` as it is: it was
-/// checked to be one JSON object when the scanner's record came in
-/// (ScannedPlugin(json:)), and the checksum catches damage since. (Checking a
-/// thousand listings again was a third of a start with a thousand plugins;
-/// whoever can write the file, in the private state directory, can as well
-/// write the plugins it describes.)
-/// Nesting is fixed by the layout (three levels: record, list, item), so
-/// there is no recursion to limit.
+/// The file is untrusted (it sits in the state directory). A start reads
+/// only the header, the two indexes and the directories (RegistryImage):
+/// every offset and length is checked to lie in its record's payload,
+/// counts against the bytes left, kinds and flags against the known values,
+/// and the payloads must follow each other exactly. A record's payload is
+/// walked when the record is needed whole, with every length checked
+/// against what is left, text checked as UTF-8, and its fields checked
+/// against its index entry; one that disagrees is treated as damaged (the
+/// plugin is loaded to learn what it registers, and scanned again). A
+/// listing is copied into `pincer commands --json` as it is: it was checked
+/// to be one JSON object when the scanner's record came in
+/// (ScannedPlugin(json:)), and the checksum catches damage since. (Checking
+/// a thousand listings again was a third of a start with a thousand
+/// plugins; whoever can write the file, in the private state directory, can
+/// as well write the plugins it describes.) Nesting is fixed by the layout
+/// (record, list, item), so there is no recursion to limit.
 enum RegistryFile {
     static let magic: [UInt8] = Array("PNCRREG".utf8) + [0]
 
     static func encode(_ records: [RegistryRecord], directories: [DirectorySnapshot] = []) -> [UInt8] {
+        // Each record's payload first, noting where its indexed fields lie in it.
+        typealias Span = (start: Int, count: Int)
+        struct Placed {
+            var payload: Span = (0, 0), path: Span = (0, 0), buildID: Span?, id: Span = (0, 0), short: Span = (0, 0)
+            var kind: UInt8 = 3
+            var commands: [(name: Span, listing: Span, summary: Span, signature: Span, flags: UInt8)] = []
+        }
+        var p = Writer()
+        p.out.reserveCapacity(records.count * 300)
+        var placed: [Placed] = []
+        placed.reserveCapacity(records.count)
+        for r in records {
+            var m = Placed()
+            let start = p.out.count
+            m.path = p.span(r.key.path)
+            p.u64(UInt64(bitPattern: r.key.size))
+            p.u64(UInt64(bitPattern: r.key.modified))
+            p.u64(UInt64(bitPattern: r.key.changed))
+            p.u64(r.key.inode)
+            if let id = r.key.buildIDUTF8 {
+                p.u8(1)
+                m.buildID = p.span(id)
+            } else {
+                p.u8(0)
+            }
+            switch r.outcome {
+            case .plugin(let s):
+                p.u8(1)
+                m.id = p.span(s.info.id)
+                m.short = p.span(s.info.shortName)
+                for text in [s.info.name, s.info.version, s.info.summary] { p.str(text) }
+                p.u32(s.info.abiMajor)
+                p.u32(s.info.abiMinor)
+                p.u32(UInt32(s.sections.count))
+                for section in s.sections {
+                    p.str(section.id)
+                    p.str(section.title)
+                    p.u32(UInt32(bitPattern: section.order))
+                }
+                p.u32(UInt32(s.entries.count))
+                for e in s.entries {
+                    for text in [e.localID, e.kind.rawValue, e.section, e.title, e.summary, e.defaultValue] { p.str(text) }
+                    p.strs(e.choices)
+                    let flags: UInt8 = (e.isSecret ? 1 : 0) | (e.isPluginValue ? 2 : 0) | (e.hasChanged ? 4 : 0) | (e.command != nil ? 8 : 0)
+                    p.u8(flags)
+                    if let command = e.command { p.str(command) }
+                }
+                p.u32(UInt32(s.commands.count))
+                for c in s.commands {
+                    let signature = p.span(c.signatureUTF8), name = p.span(c.name), summary = p.span(c.summaryUTF8)
+                    p.str(c.detailsUTF8)
+                    let flags: UInt8 = (c.changesState ? 1 : 0) | (c.returnsJSON ? 2 : 0)
+                    p.u8(flags)
+                    let listing = p.span(c.listing)
+                    m.commands.append((name, listing, summary, signature, flags))
+                }
+                p.strs(s.services)
+                p.strs(s.topics)
+                p.strs(s.usesServices)
+                p.u8((s.registersFromSettings ? 1 : 0) | (s.syncsEntries ? 2 : 0))
+                let onlyCommands = s.sections.isEmpty && s.entries.isEmpty && s.services.isEmpty && s.topics.isEmpty && s.usesServices.isEmpty
+                    && !s.registersFromSettings && !s.syncsEntries
+                m.kind = onlyCommands ? 1 : 2
+            case .refused(let id, let reason, let uses):
+                p.u8(2)
+                p.str(reason)
+                p.optional(id)
+                p.strs(uses)
+            }
+            m.payload = (start, p.out.count - start)
+            placed.append(m)
+        }
+        var ids = Set<String>(), shortNames = Set<String>(), distinct = true
+        for case .plugin(let s) in records.map(\.outcome) where !ids.insert(s.info.id).inserted || !shortNames.insert(s.info.shortName).inserted {
+            distinct = false
+        }
+        let commandCount = placed.reduce(0) { $0 + $1.commands.count }
         var w = Writer()
-        w.out.reserveCapacity(records.count * 160 + 64)
         w.out += magic
         w.u32(PluginRegistry.version)
         w.str(PluginRegistry.hostTag)
         w.u32(UInt32(records.count))
-        var ids = Set<String>(), shortNames = Set<String>(), distinct = true
-        for case .plugin(let p) in records.map(\.outcome) where !ids.insert(p.info.id).inserted || !shortNames.insert(p.info.shortName).inserted {
-            distinct = false
-        }
         w.u8(distinct ? 1 : 0)
-        for r in records {
-            w.str(r.key.path)
-            w.u64(UInt64(bitPattern: r.key.size))
-            w.u64(UInt64(bitPattern: r.key.modified))
-            w.u64(UInt64(bitPattern: r.key.changed))
-            w.u64(r.key.inode)
-            if let id = r.key.buildIDUTF8 { w.u8(1); w.str(id) } else { w.u8(0) }
-            switch r.outcome {
-            case .plugin(let p):
-                w.u8(1)
-                for text in [p.info.id, p.info.shortName, p.info.name, p.info.version, p.info.summary] { w.str(text) }
-                w.u32(p.info.abiMajor)
-                w.u32(p.info.abiMinor)
-                w.u32(UInt32(p.sections.count))
-                for section in p.sections {
-                    w.str(section.id)
-                    w.str(section.title)
-                    w.u32(UInt32(bitPattern: section.order))
-                }
-                w.u32(UInt32(p.entries.count))
-                for e in p.entries {
-                    for text in [e.localID, e.kind.rawValue, e.section, e.title, e.summary, e.defaultValue] { w.str(text) }
-                    w.strs(e.choices)
-                    let flags: UInt8 = (e.isSecret ? 1 : 0) | (e.isPluginValue ? 2 : 0) | (e.hasChanged ? 4 : 0) | (e.command != nil ? 8 : 0)
-                    w.u8(flags)
-                    if let command = e.command { w.str(command) }
-                }
-                w.u32(UInt32(p.commands.count))
-                for c in p.commands {
-                    w.str(c.signatureUTF8)
-                    w.str(c.name)
-                    w.str(c.summaryUTF8)
-                    w.str(c.detailsUTF8)
-                    w.u8((c.changesState ? 1 : 0) | (c.returnsJSON ? 2 : 0))
-                    w.u32(UInt32(c.listing.count))
-                    w.out += c.listing
-                }
-                w.strs(p.services)
-                w.strs(p.topics)
-                w.strs(p.usesServices)
-                w.u8((p.registersFromSettings ? 1 : 0) | (p.syncsEntries ? 2 : 0))
-            case .refused(let id, let reason, let uses):
-                w.u8(2)
-                w.str(reason)
-                w.optional(id)
-                w.strs(uses)
+        w.u32(UInt32(commandCount))
+        // Offsets in the tables are from the file's start; the payloads follow the tables.
+        let base = w.out.count + records.count * RegistryImage.recordEntryBytes + commandCount * RegistryImage.commandEntryBytes
+        w.out.reserveCapacity(base + p.out.count + directories.count * 64 + 8)
+        func span(_ s: Span) {
+            w.u32(UInt32(base + s.start))
+            w.u32(UInt32(s.count))
+        }
+        var first = 0
+        for m in placed {
+            span(m.payload)
+            span(m.path)
+            // size, times, inode: the payload's first fields after the path.
+            let stat = m.path.start + m.path.count
+            w.out += p.out[stat..<stat + 32]
+            span(m.buildID ?? (0, 0))
+            span(m.id)
+            span(m.short)
+            w.u32(UInt32(first))
+            w.u32(UInt32(m.commands.count))
+            w.u8(m.kind)
+            w.u8(m.buildID == nil ? 0 : 1)
+            w.u8(0)
+            w.u8(0)
+            first += m.commands.count
+        }
+        for m in placed {
+            for c in m.commands {
+                span(c.name)
+                span(c.listing)
+                span(c.summary)
+                span(c.signature)
+                w.u8(c.flags)
+                w.u8(0)
+                w.u8(0)
+                w.u8(0)
             }
         }
+        w.out += p.out
         w.u32(UInt32(directories.count))
         for d in directories {
             w.str(d.path)
@@ -625,15 +704,22 @@ enum RegistryFile {
         return w.out
     }
 
-    /// XXH3-64 (libxxhash): a fraction of a byte's worth of work per byte,
-    /// where zlib's CRC-32 and Adler-32 took seven.
+    /// XXH3-64 (libxxhash): about two instructions a byte, where zlib's
+    /// CRC-32 and Adler-32 took seven.
     static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
         bytes.withUnsafeBufferPointer { XXH3_64bits($0.baseAddress, $0.count) }
     }
 
     /// The records, or nil if anything about the file is off.
     static func decode(_ bytes: [UInt8]) -> [RegistryRecord]? {
-        RegistryImage(bytes).map { image in image.records.indices.map(image.record(at:)) }
+        guard let image = RegistryImage(bytes) else { return nil }
+        let records = image.records.indices.compactMap(image.record(at:))
+        // Whole, and saying of itself what its records say (the flag is trusted at start).
+        var ids = Set<String>(), shortNames = Set<String>(), distinct = true
+        for case .plugin(let s) in records.map(\.outcome) where !ids.insert(s.info.id).inserted || !shortNames.insert(s.info.shortName).inserted {
+            distinct = false
+        }
+        return records.count == image.records.count && distinct == image.distinct ? records : nil
     }
 
     /// Whether `bytes` are one JSON object (a listing the host will copy into its output).
@@ -655,6 +741,15 @@ enum RegistryFile {
         mutating func str(_ utf8: ArraySlice<UInt8>) {
             u32(UInt32(utf8.count))
             out += utf8
+        }
+        /// A str, and where its bytes went.
+        mutating func span(_ s: String) -> (start: Int, count: Int) {
+            str(s)
+            return (out.count - s.utf8.count, s.utf8.count)
+        }
+        mutating func span(_ utf8: ArraySlice<UInt8>) -> (start: Int, count: Int) {
+            str(utf8)
+            return (out.count - utf8.count, utf8.count)
         }
         mutating func optional(_ s: String?) {
             if let s { u8(1); str(s) } else { u8(0) }

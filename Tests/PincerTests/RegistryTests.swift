@@ -363,6 +363,17 @@ final class RegistryTests: XCTestCase {
         let countOffset = 8 + 4 + 4 + PluginRegistry.hostTag.utf8.count
         huge.replaceSubrange(countOffset..<countOffset + 4, with: [0x00, 0xCA, 0x9A, 0x3B])
         XCTAssertNil(RegistryFile.decode(huge))
+        // A payload that disagrees with its index entry (its size field here),
+        // under a checksum made to fit: the index still reads, the record does not.
+        var disagreeing = Array(bytes.dropLast(8))
+        let sizeField = Int(image.records[0].path.start + image.records[0].path.count)
+        disagreeing[sizeField] ^= 1
+        let sum = RegistryFile.checksum(disagreeing[...])
+        disagreeing += stride(from: 0, to: 64, by: 8).map { UInt8(truncatingIfNeeded: sum >> UInt64($0)) }
+        let partial = try XCTUnwrap(RegistryImage(disagreeing))
+        XCTAssertNil(partial.payload(at: 0))
+        XCTAssertNotNil(partial.payload(at: 1))
+        XCTAssertNil(RegistryFile.decode(disagreeing))
         // Any single byte changed fails the checksum trailer.
         for i in 0..<bytes.count {
             var damaged = bytes
