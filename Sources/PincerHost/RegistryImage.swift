@@ -463,20 +463,6 @@ struct RegistryCursor {
     }
 
     @inline(__always)
-    mutating func u16() -> UInt16? {
-        guard base.count &- offset >= 2 else { return nil }
-        defer { offset &+= 2 }
-        return UInt16(littleEndian: UnsafeRawPointer(base.baseAddress! + offset).loadUnaligned(as: UInt16.self))
-    }
-
-    /// An index entry's (offset, length) of a text elsewhere in the file; checked by the caller.
-    @inline(__always)
-    mutating func span() -> RegistryImage.Text? {
-        guard let start = u32(), let count = u32(), start <= Int32.max, count <= Int32.max else { return nil }
-        return RegistryImage.Text(start: Int32(start), count: Int32(count))
-    }
-
-    @inline(__always)
     mutating func u64() -> UInt64? {
         guard base.count &- offset >= 8 else { return nil }
         defer { offset &+= 8 }
