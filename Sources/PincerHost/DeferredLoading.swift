@@ -20,21 +20,25 @@ final class RegistryOnlyPlugin: @unchecked Sendable {
     let image: RegistryImage
     /// Its record's index in the image.
     let record: Int
-    /// As shown (the candidate's path).
-    let path: String
-    /// Its commands' full names, in the record's order (their indices in `image.commands` from `firstCommand`).
-    let commandNames: [String]
-    let firstCommand: Int
+    /// The file it was found as (its path made when asked for).
+    private let candidate: Host.Candidate
     var promoted: DeferredPlugin?
 
-    init(image: RegistryImage, record: Int, path: String) {
-        let entry = image.records[record]
+    init(image: RegistryImage, record: Int, candidate: Host.Candidate) {
         self.image = image
         self.record = record
-        self.path = path
-        firstCommand = Int(entry.commands.lowerBound)
-        commandNames = entry.commands.map { image.fullName(entry.shortName, image.commands[Int($0)].name) }
+        self.candidate = candidate
     }
+
+    /// As shown (the candidate's path).
+    var path: String { candidate.shown }
+    /// Its commands' indices in `image.commands`, in the record's order.
+    var commands: Range<Int> {
+        let r = image.records[record].commands
+        return Int(r.lowerBound)..<Int(r.upperBound)
+    }
+    /// The full name of command `n` (an index in `commands`).
+    func fullName(ofCommand n: Int) -> String { image.fullName(image.records[record].shortName, image.commands[n].name) }
 
     /// Made when asked for: a start that lists the plugin needs neither.
     var id: String { image.string(image.records[record].id) }
@@ -197,10 +201,17 @@ extension Host {
         }
         // Per candidate: the index of the record that describes it as it is now.
         let current: [Int?] = candidates.map { c in
-            guard let image, let k = recordIndex(for: c.canonical), let now = c.key ?? FileKey.current(c.canonical), image.isCurrent(k, for: now) else {
-                return nil
+            switch c {
+            case .known(let k, _, _):
+                // Matched (and found current) by the survey.
+                next = k + 1
+                return k
+            case .file(_, let canonical, let key):
+                guard let image, let k = recordIndex(for: canonical), let now = key ?? FileKey.current(canonical), image.isCurrent(k, for: now) else {
+                    return nil
+                }
+                return k
             }
-            return k
         }
         let missing = candidates.indices.filter { current[$0] == nil }.map { candidates[$0].canonical }
         var changed = !missing.isEmpty || recordCount != candidates.count || survey.directoriesChanged
@@ -253,14 +264,29 @@ extension Host {
         // short name, so none is checked (the others' checks come when one is looked up).
         let knownDistinct = image?.distinct == true && missing.isEmpty && recordCount == candidates.count && hasNoPlugins
         reserveRegistrations(plugins: candidates.count)
+        // Commands-only plugins that cannot clash go in together, under one
+        // lock, before the next plugin of another kind (the order is kept).
+        var distinctKnown: [RegistryOnlyPlugin] = []
+        func registerDistinctKnown() {
+            if !distinctKnown.isEmpty { registerRegistryOnly(distinct: distinctKnown) }
+            distinctKnown.removeAll()
+        }
+        defer { registerDistinctKnown() }
         for (i, candidate) in candidates.enumerated() {
             if let k = current[i], let image {
-                switch image.records[k].kind {
-                case .onlyCommands:
-                    let known = RegistryOnlyPlugin(image: image, record: k, path: candidate.shown)
-                    if let collision = registerRegistryOnly(known, knownDistinct: knownDistinct) {
+                if image.records[k].kind == .onlyCommands {
+                    let known = RegistryOnlyPlugin(image: image, record: k, candidate: candidate)
+                    if knownDistinct {
+                        distinctKnown.append(known)
+                    } else if let collision = registerRegistryOnly(known) {
                         refuse(path: candidate.shown, pluginID: known.id, collision)
                     }
+                    continue
+                }
+                registerDistinctKnown()
+                switch image.records[k].kind {
+                case .onlyCommands:
+                    break
                 case .plugin:
                     // A damaged payload: the plugin itself knows better.
                     guard let plugin = image.scanned(at: k, path: candidate.shown) else { load(path: candidate.shown); continue }
@@ -271,6 +297,7 @@ extension Host {
                 }
                 continue
             }
+            registerDistinctKnown()
             switch scanned[candidate.canonical]?.outcome {
             case .refused(let id, let reason, _)?: refuse(path: candidate.shown, pluginID: id, reason)
             case .plugin(let p)?: register(prepareRegistration(p, key: scanned[candidate.canonical]!.key, shownAs: candidate.shown))

@@ -227,9 +227,10 @@ public final class Host: @unchecked Sendable {
                 }
             }
             for known in registryOnly where known.promoted == nil {
-                for (i, fullName) in known.commandNames.enumerated() {
+                for n in known.commands {
+                    let fullName = known.fullName(ofCommand: n)
                     guard tableEmpty || commandTable[fullName] == nil else { continue }
-                    list.append(ListedCommand(fullName: fullName, source: .registry(known, known.firstCommand + i)))
+                    list.append(ListedCommand(fullName: fullName, source: .registry(known, n)))
                 }
             }
             list.sort { $0.fullName < $1.fullName }
@@ -618,15 +619,19 @@ public final class Host: @unchecked Sendable {
     /// short name are checked and taken (two hash lookups; none when they
     /// are `knownDistinct` from every plugin listed), and nothing else is
     /// made until it is needed. Returns the collision that refuses it, or nil.
-    func registerRegistryOnly(_ known: RegistryOnlyPlugin, knownDistinct: Bool) -> String? {
+    func registerRegistryOnly(_ known: RegistryOnlyPlugin) -> String? {
         lock.withLock {
-            if knownDistinct {
-                pluginOrder.appendKnownDistinct(.registry(known))
-            } else if let clash = pluginOrder.addIfNew(.registry(known)) {
-                return Host.duplicate(known.info, clash)
-            }
+            if let clash = pluginOrder.addIfNew(.registry(known)) { return Host.duplicate(known.info, clash) }
             registryOnly.append(known)
             return nil
+        }
+    }
+
+    /// Registers plugins known to clash with none (see `appendKnownDistinct`).
+    func registerRegistryOnly(distinct known: [RegistryOnlyPlugin]) {
+        lock.withLock {
+            for k in known { pluginOrder.appendKnownDistinct(.registry(k)) }
+            registryOnly += known
         }
     }
 

@@ -99,11 +99,24 @@ extension Host {
     /// into `out`; a deferred plugin's commands come from its registry
     /// records, in the same shape `writeCommandJSON` gives a Command.
     public func writeCommandsJSON(into out: inout [UInt8]) {
+        writeCommandsJSON(flushingAt: Int.max) { out += $0 }
+    }
+
+    /// The same listing handed to `flush` a part at a time, each part at
+    /// least `flushingAt` bytes (but the last) and ending after a whole
+    /// command: a thousand plugins' listing (250 KB) goes out through a
+    /// buffer reused, not one whose every page is new memory.
+    public func writeCommandsJSON(flushingAt limit: Int, _ flush: ([UInt8]) -> Void) {
         let listing = commandListing()
-        out.reserveCapacity(out.count + listing.count * 256)
+        var out: [UInt8] = []
+        out.reserveCapacity(min(limit, listing.count * 256) + 1024)
         out += #"{"commands":["#.utf8
         var first = true
         for item in listing {
+            if out.count >= limit {
+                flush(out)
+                out.removeAll(keepingCapacity: true)
+            }
             switch item.source {
             case .command(let c):
                 if !first { out.append(UInt8(ascii: ",")) }
@@ -136,6 +149,7 @@ extension Host {
             first = false
         }
         out += "]}\n".utf8
+        flush(out)
     }
 
     /// The names and summaries of every command in name order, for the text listing.

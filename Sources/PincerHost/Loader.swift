@@ -15,13 +15,36 @@ extension Host {
     /// (a directory contributes its *.so files in name order, a file itself).
     public func pluginCandidates() -> [String] { candidateFiles().map(\.shown) }
 
-    struct Candidate {
-        /// As the user gave it (a directory's path joined with the name).
-        var shown: String
-        /// What duplicates and the registry are keyed by.
-        var canonical: String
-        /// The file's identity, when the listing already stat'ed it.
-        var key: FileKey?
+    enum Candidate {
+        /// `shown`: as the user gave it (a directory's path joined with the
+        /// name); `canonical`: what duplicates and the registry are keyed
+        /// by; `key`: the file's identity, when the listing already stat'ed it.
+        // Boxed, so that the `.known` candidates of a thousand plugins take
+        // a word each, not the room of two paths and a key.
+        indirect case file(shown: String, canonical: String, key: FileKey?)
+        /// A file of a trusted directory snapshot whose registry record the
+        /// survey found current (its stat agrees), in the order the records
+        /// were written: its canonical path is the record's, and it is shown
+        /// as the record's name after `shownBase` (the directory as the user
+        /// gave it, nil when that is the canonical one). Its paths are made
+        /// Strings only when asked for: a start with a thousand plugins then
+        /// makes none for them.
+        case known(record: Int, image: RegistryImage, shownBase: [UInt8]?)
+
+        var shown: String {
+            switch self {
+            case .file(let shown, _, _): shown
+            case .known(let k, let image, nil): image.string(image.records[k].path)
+            case .known(let k, let image, let base?): image.withName(of: k) { Host.joined(base, $0) }
+            }
+        }
+
+        var canonical: String {
+            switch self {
+            case .file(_, let canonical, _): canonical
+            case .known(let k, let image, _): image.string(image.records[k].path)
+            }
+        }
     }
 
     /// The candidates with their canonical paths.
@@ -52,28 +75,41 @@ extension Host {
         // Duplicates (by canonical path) come only from a symbolic link, a
         // file named on its own, or a directory met twice.
         var mayRepeat = false
+        // The record the next file of a trusted snapshot should match.
+        var nextRecord = 0
         func addDirectory(_ dir: String, _ dirStat: stat, prefix: [UInt8]?) {
             let resolved = Host.canonical(dir)
-            if resolvedDirectories.contains(resolved) { mayRepeat = true }
+            let repeated = resolvedDirectories.contains(resolved)
+            if repeated { mayRepeat = true }
             resolvedDirectories.append(resolved)
             let fd = open(resolved, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             defer { if fd >= 0 { close(fd) } }
             let shownBase = Array(dir.utf8) + [UInt8(ascii: "/")], canonicalBase = Array(resolved.utf8) + [UInt8(ascii: "/")]
             let sameBase = shownBase == canonicalBase
-            func add(_ name: UnsafeBufferPointer<UInt8>, _ cName: UnsafePointer<CChar>) {
-                let canonical = Host.joined(canonicalBase, name)
+            func add(_ name: UnsafeBufferPointer<UInt8>, _ cName: UnsafePointer<CChar>, matching image: RegistryImage?) {
                 var st = stat()
-                if fd >= 0, fstatat(fd, cName, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) != S_IFLNK {
-                    survey.files.append(Candidate(shown: sameBase ? canonical : Host.joined(shownBase, name), canonical: canonical,
-                                                  key: FileKey(path: canonical, stat: st)))
-                } else {
+                guard fd >= 0, fstatat(fd, cName, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) != S_IFLNK else {
                     mayRepeat = true
-                    survey.files.append(Candidate(shown: Host.joined(shownBase, name), canonical: Host.canonical(canonical), key: nil))
+                    let canonical = Host.joined(canonicalBase, name)
+                    survey.files.append(.file(shown: Host.joined(shownBase, name), canonical: Host.canonical(canonical), key: nil))
+                    return
                 }
+                if let image, nextRecord < image.records.count, image.path(of: nextRecord, is: canonicalBase, name),
+                   image.isCurrent(nextRecord, for: st) {
+                    survey.files.append(.known(record: nextRecord, image: image, shownBase: sameBase ? nil : shownBase))
+                    nextRecord += 1
+                    return
+                }
+                let canonical = Host.joined(canonicalBase, name)
+                survey.files.append(.file(shown: sameBase ? canonical : Host.joined(shownBase, name), canonical: canonical,
+                                          key: FileKey(path: canonical, stat: st)))
             }
             let previous = known?.directory(path: dir)
             if let previous, let image = known, previous.matches(dirStat), previous.isTrusted {
-                image.forEachName(in: previous, add)
+                // Matched in place only in a directory met once (a second
+                // meeting's files are duplicates, found by canonical path).
+                let matching = repeated ? nil : image
+                image.forEachName(in: previous) { add($0, $1, matching: matching) }
                 survey.directories.append(image.snapshot(previous))
                 return
             }
@@ -85,7 +121,7 @@ extension Host {
                 if let prefix, !name.starts(with: prefix) { return }
                 listing.names.append(contentsOf: name)
                 listing.names.append(0)
-                add(name, cName)
+                add(name, cName, matching: nil)
             }
             if let previous, let image = known, image.snapshot(previous).sameListing(as: listing), previous.isTrusted || !listing.isTrusted {
                 survey.directories.append(image.snapshot(previous))
@@ -104,7 +140,7 @@ extension Host {
                 addDirectory(path, st, prefix: nil)
             } else {
                 mayRepeat = true
-                survey.files.append(Candidate(shown: path, canonical: Host.canonical(path), key: nil))
+                survey.files.append(.file(shown: path, canonical: Host.canonical(path), key: nil))
             }
         }
         guard mayRepeat else { return survey }

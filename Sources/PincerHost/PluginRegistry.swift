@@ -39,7 +39,7 @@ public enum PluginRegistry {
 
     /// The file read in place; nil when it is missing, damaged or made by another host ABI.
     static func readImage(stateDirectory: String) -> RegistryImage? {
-        readFile(path(stateDirectory: stateDirectory), limit: maxFileBytes).flatMap(RegistryImage.init)
+        RegistryImage(mapping: path(stateDirectory: stateDirectory), limit: maxFileBytes)
     }
 
     /// The records in the file's order (the candidates' order when it was
@@ -67,27 +67,6 @@ public enum PluginRegistry {
                                   directory: stateDirectory)
         if why == nil { unlink(stateDirectory + "/" + legacyFileName) }
         return why
-    }
-
-    static func readFile(_ path: String, limit: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_size >= 0, st.st_size <= limit else { return nil }
-        // Read into uninitialised storage: zero-filling it first costs as much as the read.
-        var complete = true
-        let bytes = [UInt8](unsafeUninitializedCapacity: Int(st.st_size)) { buffer, count in
-            var done = 0
-            while done < buffer.count {
-                let n = Glibc.read(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { complete = false; break }
-                done += n
-            }
-            count = done
-        }
-        return complete ? bytes : nil
     }
 
     /// Why writing failed, or nil.

@@ -22,7 +22,9 @@ public struct PluginInfo: Sendable, Equatable {
 /// as its record: its PluginInfo is made when it is asked for.
 struct PluginList {
     enum Item {
-        case info(PluginInfo)
+        // Boxed: a thousand plugins from the registry are `.registry` items,
+        // and each would take a PluginInfo's room otherwise (fresh pages at start).
+        indirect case info(PluginInfo)
         case registry(RegistryOnlyPlugin)
 
         var info: PluginInfo {

@@ -1,3 +1,4 @@
+import CXXHash
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -64,7 +65,9 @@ final class RegistryImage: @unchecked Sendable {
     static let recordEntryBytes = 84
     static let commandEntryBytes = 36
 
-    let bytes: [UInt8]
+    /// The file's bytes, valid while the image lives (see RegistryBytes).
+    private let storage: RegistryBytes
+    var all: UnsafeBufferPointer<UInt8> { storage.buffer }
     /// The file says no two plugin records share an id or a short name, so
     /// plugins taken from it alone need no check against each other.
     let distinct: Bool
@@ -73,16 +76,28 @@ final class RegistryImage: @unchecked Sendable {
     let directories: [Directory]
 
     /// Nil if anything about the file's index is off (see RegistryFile).
-    init?(_ bytes: [UInt8]) {
-        guard bytes.count >= 8, bytes.count < Int(Int32.max) else { return nil }
-        let body = bytes.count - 8
-        let stored = bytes[body...].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        guard RegistryFile.checksum(bytes[..<body]) == stored else { return nil }
+    convenience init?(_ bytes: [UInt8]) {
+        self.init(RegistryBytes(copying: bytes))
+    }
+
+    /// The registry file at `path`, mapped; nil if it is missing, larger
+    /// than `limit` or anything about its index is off.
+    convenience init?(mapping path: String, limit: Int) {
+        guard let storage = RegistryBytes(mapping: path, limit: limit) else { return nil }
+        self.init(storage)
+    }
+
+    private init?(_ storage: RegistryBytes) {
+        let all = storage.buffer
+        guard all.count >= 8, all.count < Int(Int32.max) else { return nil }
+        let body = all.count - 8
+        let stored = all[body...].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard XXH3_64bits(all.baseAddress, body) == stored else { return nil }
         // Read into local values, then kept: appends to a class's arrays
         // are each checked for exclusive access at run time.
         var records: [Record] = [], commands: [Command] = [], directories: [Directory] = []
         var distinct = false
-        let ok = bytes.withUnsafeBufferPointer { all -> Bool in
+        let ok = { () -> Bool in
             var r = RegistryCursor(UnsafeBufferPointer(rebasing: all[..<body]))
             guard r.bytes(RegistryFile.magic.count).map({ $0.elementsEqual(RegistryFile.magic) }) == true,
                   r.u32() == PluginRegistry.version, let tag = r.text(), RegistryImage.text(tag, in: all) == PluginRegistry.hostTag,
@@ -155,9 +170,9 @@ final class RegistryImage: @unchecked Sendable {
                 directories.append(Directory(path: path, modified: modified, changed: changed, inode: inode, listedAt: listed, names: names))
             }
             return r.atEnd
-        }
+        }()
         guard ok else { return nil }
-        self.bytes = bytes
+        self.storage = storage
         self.distinct = distinct
         self.records = records
         self.commands = commands
@@ -216,8 +231,8 @@ final class RegistryImage: @unchecked Sendable {
     /// Record `i`'s payload walked and checked, field by field and against
     /// its index entry; nil if anything is off.
     func payload(at i: Int) -> Payload? {
-        let entry = records[i]
-        return bytes.withUnsafeBufferPointer { all -> Payload? in
+        let entry = records[i], all = self.all
+        return { () -> Payload? in
             var r = RegistryCursor(UnsafeBufferPointer(rebasing: all[..<entry.payload.upperBound]))
             r.offset = entry.payload.lowerBound
             var p = Payload()
@@ -232,7 +247,7 @@ final class RegistryImage: @unchecked Sendable {
                 guard entry.kind == .refused else { return nil }
             }
             return p
-        }
+        }()
     }
 }
 
@@ -304,9 +319,9 @@ extension RegistryImage.Payload {
 extension RegistryImage {
     // MARK: reading the spans
 
-    func string(_ t: Text) -> String { bytes.withUnsafeBufferPointer { RegistryImage.text(t, in: $0) } }
+    func string(_ t: Text) -> String { RegistryImage.text(t, in: all) }
 
-    func slice(_ t: Text) -> ArraySlice<UInt8> { bytes[Int(t.start)..<Int(t.start + t.count)] }
+    func slice(_ t: Text) -> ArraySlice<UInt8> { ArraySlice(all[Int(t.start)..<Int(t.start + t.count)]) }
 
     func strings(_ range: Range<Int32>, of p: Payload) -> [String] { range.map { string(p.lists[Int($0)]) } }
 
@@ -321,7 +336,8 @@ extension RegistryImage {
     /// Calls `body` with each of the snapshot's names, as bytes and as a C
     /// string (the NUL after it in the file), valid for the call.
     func forEachName(in d: Directory, _ body: (UnsafeBufferPointer<UInt8>, UnsafePointer<CChar>) -> Void) {
-        bytes.withUnsafeBufferPointer { all in
+        do {
+            let all = self.all
             var start = Int(d.names.start)
             let end = start + Int(d.names.count)
             var i = start
@@ -338,28 +354,24 @@ extension RegistryImage {
 
     /// Appends the text's bytes (copied straight from the file's).
     func append(_ t: Text, to out: inout [UInt8]) {
-        bytes.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[Int(t.start)..<Int(t.start + t.count)])) }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: all[Int(t.start)..<Int(t.start + t.count)]))
     }
 
     /// `short` + "." + `name`, made in place.
     func fullName(_ short: Text, _ name: Text) -> String {
-        let a = Int(short.count), b = Int(name.count)
-        return bytes.withUnsafeBufferPointer { all in
-            String(unsafeUninitializedCapacity: a + 1 + b) { out in
-                let base = out.baseAddress!
-                (base).initialize(from: all.baseAddress! + Int(short.start), count: a)
-                base[a] = UInt8(ascii: ".")
-                (base + a + 1).initialize(from: all.baseAddress! + Int(name.start), count: b)
-                return a + 1 + b
-            }
+        let a = Int(short.count), b = Int(name.count), all = self.all
+        return String(unsafeUninitializedCapacity: a + 1 + b) { out in
+            let base = out.baseAddress!
+            (base).initialize(from: all.baseAddress! + Int(short.start), count: a)
+            base[a] = UInt8(ascii: ".")
+            (base + a + 1).initialize(from: all.baseAddress! + Int(name.start), count: b)
+            return a + 1 + b
         }
     }
 
     /// Whether the text's bytes are those of `u`.
     func text(_ t: Text, equals u: Substring.UTF8View) -> Bool {
-        u.count == Int(t.count) && bytes.withUnsafeBufferPointer { all in
-            zip(u, all[Int(t.start)..<Int(t.start + t.count)]).allSatisfy { $0 == $1 }
-        }
+        u.count == Int(t.count) && zip(u, all[Int(t.start)..<Int(t.start + t.count)]).allSatisfy { $0 == $1 }
     }
 
     /// Whether the text's bytes are those of `s`.
@@ -368,7 +380,7 @@ extension RegistryImage {
         return s.withUTF8 { u in
             guard u.count == Int(t.count) else { return false }
             guard let other = u.baseAddress else { return true }
-            return bytes.withUnsafeBufferPointer { memcmp($0.baseAddress! + Int(t.start), other, u.count) == 0 }
+            return memcmp(all.baseAddress! + Int(t.start), other, u.count) == 0
         }
     }
 
@@ -384,6 +396,29 @@ extension RegistryImage {
     func isCurrent(_ i: Int, for key: FileKey) -> Bool {
         let r = records[i]
         return r.size == key.size && r.modified == key.modified && r.changed == key.changed && r.inode == key.inode
+    }
+
+    /// `isCurrent` for the file's stat (as FileKey(path:stat:) reads it).
+    func isCurrent(_ i: Int, for st: stat) -> Bool {
+        let r = records[i]
+        return r.size == Int64(st.st_size) && r.modified == Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+            && r.changed == Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec) && r.inode == UInt64(st.st_ino)
+    }
+
+    /// `body` of record `i`'s file name (its path after the last slash).
+    func withName<T>(of i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        let t = records[i].path
+        let path = all[Int(t.start)..<Int(t.start + t.count)]
+        let start = path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? path.startIndex
+        return body(UnsafeBufferPointer(rebasing: all[start..<path.endIndex]))
+    }
+
+    /// Whether record `i`'s path is `base` followed by `name`, compared in place.
+    func path(of i: Int, is base: [UInt8], _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        let t = records[i].path
+        guard Int(t.count) == base.count + name.count, let start = all.baseAddress.map({ $0 + Int(t.start) }) else { return false }
+        return base.withUnsafeBufferPointer { memcmp(start, $0.baseAddress!, base.count) == 0 }
+            && (name.isEmpty || memcmp(start + base.count, name.baseAddress!, name.count) == 0)
     }
 
     func info(of p: Payload.Plugin, path: String) -> PluginInfo {
@@ -523,5 +558,46 @@ struct RegistryCursor {
             i &+= 1
         }
         return any & 0x8080_8080_8080_8080 == 0
+    }
+}
+
+/// The bytes a RegistryImage reads, for as long as it lives: the file
+/// mapped read-only, or (tests, fuzzing) a copy of an array. A start that
+/// maps the file faults in a few pages of the page cache where reading it
+/// copied it into new memory page by page (a thousand plugins' 700 KB
+/// registry: 0.28 ms read, 0.03 ms mapped). The file is only ever replaced
+/// by a rename, never rewritten in place, so the mapping does not change
+/// while it is read.
+final class RegistryBytes: @unchecked Sendable {
+    let buffer: UnsafeBufferPointer<UInt8>
+    private let mapped: Bool
+
+    init(copying bytes: [UInt8]) {
+        let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
+        _ = copy.initialize(from: bytes)
+        buffer = UnsafeBufferPointer(copy)
+        mapped = false
+    }
+
+    /// Nil when the file cannot be opened or mapped, is shorter than a
+    /// checksum or longer than `limit`.
+    init?(mapping path: String, limit: Int) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size >= 8, st.st_size <= limit else { return nil }
+        let count = Int(st.st_size)
+        guard let base = mmap(nil, count, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else { return nil }
+        buffer = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: count)
+        mapped = true
+    }
+
+    deinit {
+        if mapped {
+            munmap(UnsafeMutableRawPointer(mutating: buffer.baseAddress), buffer.count)
+        } else {
+            UnsafeMutableBufferPointer(mutating: buffer).deallocate()
+        }
     }
 }

@@ -82,11 +82,9 @@ extension Shell {
     func listCommands() -> ExitCode {
         let h = host!
         if options.json && !console.isTerminal {
-            // One buffer, no tree, no Command for a deferred plugin: this is
-            // the listing a thousand plugins make long.
-            var out: [UInt8] = []
-            h.writeCommandsJSON(into: &out)
-            console.out(utf8: out)
+            // No tree, no Command for a deferred plugin, a buffer reused:
+            // this is the listing a thousand plugins make long.
+            h.writeCommandsJSON(flushingAt: 32 << 10) { console.out(utf8: $0) }
             return .ok
         }
         if options.json {

@@ -548,8 +548,34 @@ final class RegistryTests: XCTestCase {
         XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["other.hello", "solo.hello"])
         XCTAssertEqual(stat(PluginRegistry.path(stateDirectory: state), &after), 0)
         XCTAssertEqual(after.st_ino, before.st_ino, "not written again")
+        // A warm start takes each file of the trusted snapshot as the record
+        // written for it, compared in place (no path made).
+        func kinds(_ survey: PincerHost.Host.CandidateSurvey) -> [String] {
+            survey.files.map { if case .known = $0 { "record" } else { "file" } }
+        }
+        let warm = host.surveyCandidates(known: written)
+        XCTAssertEqual(kinds(warm), ["record", "record"])
+        XCTAssertEqual(names(warm), ["other.so", "solo.so"])
+        // Written in place (same inode; the directory does not change): its
+        // stat no longer matches its record, so it is scanned again.
+        let solo = "\(plugins)/solo.so"
+        var soloBefore = stat()
+        XCTAssertEqual(stat(solo, &soloBefore), 0)
+        let rebuilt = try Fixture.buildPlugin("scanned", into: Fixture.temporaryDirectory("pincer-registry-v2"),
+                                              extraFlags: ["-DSHORT=solo", "-DBEHAVIOUR=8", "-DVERSION=2"])
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: solo))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: try Data(contentsOf: URL(fileURLWithPath: rebuilt)))
+        try handle.close()
+        var soloAfter = stat(), directory = stat()
+        XCTAssertEqual(stat(solo, &soloAfter), 0)
+        XCTAssertEqual(soloAfter.st_ino, soloBefore.st_ino)
+        XCTAssertEqual(stat(plugins, &directory), 0)
+        XCTAssertTrue(try XCTUnwrap(written.directory(path: plugins)).matches(directory), "the snapshot still holds")
+        XCTAssertEqual(kinds(host.surveyCandidates(known: written)), ["record", "file"])
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["other.hello", "solo.added", "solo.hello"])
         try build("third", behaviour: 8)
-        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["other.hello", "solo.hello", "third.hello"])
+        XCTAssertEqual(commandNames(try pincer("commands", "--json")), ["other.hello", "solo.added", "solo.hello", "third.hello"])
     }
 
     func testTheDirectoryListingIsInByteOrder() throws {
