@@ -1,3 +1,4 @@
+import Dispatch
 import PincerHost
 import Synchronization
 #if canImport(Glibc)
@@ -24,6 +25,9 @@ final class CommandRun: @unchecked Sendable {
     }
 
     private let done = Atomic<Bool>(false)
+    /// Signalled once `done` is set: the shell's thread wakes at once, where
+    /// a poll every 10 ms kept each command's process alive 5 ms longer on average.
+    private let finished = DispatchSemaphore(value: 0)
     // Written by the worker before `done` is set (releasing), read after it is seen (acquiring).
     private var result: Result<Value, CommandFailure>?
 
@@ -37,6 +41,7 @@ final class CommandRun: @unchecked Sendable {
                 let r = body()
                 run.result = r
                 run.done.store(true, ordering: .releasing)
+                run.finished.signal()
             }
         }
         // Without a thread of its own the call still runs, only not cancellably.
@@ -63,7 +68,8 @@ final class CommandRun: @unchecked Sendable {
             if let reason, presses > 1 || now - cancelledAt >= cancelGraceSeconds {
                 return .abandoned(reason: reason)
             }
-            usleep(10_000)
+            // Ctrl-C and the time-out are looked at every 10 ms.
+            _ = run.finished.wait(timeout: .now() + .milliseconds(10))
         }
         return .finished(run.result!, cancelled: reason)
     }

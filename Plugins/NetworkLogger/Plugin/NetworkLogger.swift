@@ -3,6 +3,7 @@
 // Exchanges arrive through "pincer.network/1" (SDK/include/pincer/network.h),
 // from PincerNetworkCapture's URLSession protocol or any other recorder, and
 // from HAR imports; the log itself is the NetworkLog module.
+import Dispatch
 import NetworkLog
 import PincerPluginKit
 #if canImport(Glibc)
@@ -133,6 +134,9 @@ final class LoggerState: @unchecked Sendable {
     /// The flush timer's thread is running / should stop (shutdown).
     private let timerRunning = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// Signalled at shutdown: the timer's wait between flushes ends at once
+    /// (a nap of its interval kept every short command waiting at exit).
+    private let wakeTimer = DispatchSemaphore(value: 0)
     /// Imports in progress: the timer leaves their entries to whole batches
     /// (and the import's final flush), so an import is a handful of transactions.
     private let bulk = Atomic<Int>(0)
@@ -276,8 +280,9 @@ final class LoggerState: @unchecked Sendable {
               timerRunning.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         let started = BackgroundThread.start { [self] in
             while true {
-                // Short naps so shutdown never waits long for this thread.
-                for _ in 0..<20 where !stopping.load(ordering: .acquiring) { usleep(Self.flushInterval / 20) }
+                if wakeTimer.wait(timeout: .now() + .microseconds(Int(Self.flushInterval))) == .success {
+                    wakeTimer.signal()  // for whichever timer thread waits next
+                }
                 if stopping.load(ordering: .acquiring) { break }
                 if bulk.load(ordering: .acquiring) > 0 { continue }
                 do { try db.flush() } catch { host.log(.error, "cannot write to the persisted network log: \(error)") }
@@ -307,8 +312,9 @@ final class LoggerState: @unchecked Sendable {
     /// At host shutdown: stops the timer, then writes what is queued.
     func shutdown() {
         stopping.store(true, ordering: .releasing)
+        wakeTimer.signal()
         var waited = 0
-        while timerRunning.load(ordering: .acquiring) && waited < 2_000 { usleep(1_000); waited += 1 }
+        while timerRunning.load(ordering: .acquiring) && waited < 20_000 { usleep(100); waited += 1 }
         do { try flush() } catch { host.log(.error, "\(error)") }
     }
 
