@@ -108,6 +108,9 @@ public final class LogDatabase: @unchecked Sendable {
     /// (an import parses the next batch meanwhile); `flush` waits for them.
     private let writer = DispatchQueue(label: "pincer.net.log-writer")
     private let writesBehind = Atomic<Int>(0)
+    /// Batches that may be handed to the writer before one is written.
+    private let behindSlots = DispatchSemaphore(value: LogDatabase.batchesBehind)
+    static let batchesBehind = 2
     /// Held while rows are taken from the queue and handed to the writer.
     private let ordering = Mutex<Void>(())
     /// Why a batch written behind failed; thrown by the next `flush`.
@@ -178,18 +181,28 @@ public final class LogDatabase: @unchecked Sendable {
     }
 
     /// Hands what is queued to the writer's thread, which writes batches
-    /// one at a time in the order they were taken. At most one batch waits
-    /// behind the one being written: a caller faster than the disk waits
-    /// here, so the queue stays bounded.
+    /// one at a time in the order they were taken. At most `batchesBehind`
+    /// batches are handed over and not yet written: a caller faster than
+    /// the disk waits here, so the queue stays bounded, and one that is
+    /// briefly faster (an import while the writer checkpoints) does not.
     private func writeBehind() throws(SQLiteError) {
-        if writesBehind.load(ordering: .acquiring) > 0 { writer.sync {} }
-        if let error = takeFailure() { throw error }
+        behindSlots.wait()
+        if let error = takeFailure() {
+            behindSlots.signal()
+            throw error
+        }
         ordering.withLock { _ in
             let rows = takeQueued()
-            guard !rows.isEmpty else { return }
+            guard !rows.isEmpty else {
+                behindSlots.signal()
+                return
+            }
             writesBehind.add(1, ordering: .acquiringAndReleasing)
             writer.async { [self] in
-                defer { writesBehind.subtract(1, ordering: .acquiringAndReleasing) }
+                defer {
+                    writesBehind.subtract(1, ordering: .acquiringAndReleasing)
+                    behindSlots.signal()
+                }
                 do throws(SQLiteError) { _ = try write(rows) } catch {
                     failedBehind.withLock { if $0 == nil { $0 = error } }
                 }
