@@ -293,7 +293,7 @@ private struct JSONParser {
                     value = .array([])
                 } else {
                     openIsObject.append(false)
-                    openStarts.append(elements.count)
+                    if building { openStarts.append(elements.count) }
                     context = .arrayStart
                     continue parsing
                 }
@@ -309,8 +309,11 @@ private struct JSONParser {
                 } else {
                     let key = try parseKey(after: "expected a string key or '}' in an object")
                     openIsObject.append(true)
-                    openStarts.append(members.count)
-                    pendingKeys.append(key)
+                    // Members and their keys are kept only when building (not for validate or scan).
+                    if building {
+                        openStarts.append(members.count)
+                        pendingKeys.append(key)
+                    }
                     context = .afterColon
                     continue parsing
                 }
@@ -325,21 +328,23 @@ private struct JSONParser {
                 skipWhitespace()
                 let next: UInt8? = index < bytes.count ? bytes[index] : nil
                 if isObject {
-                    let key = pendingKeys.removeLast()
-                    if building { members.append((key, value)) }
+                    if building { members.append((pendingKeys.removeLast(), value)) }
                     if next == ASCII.comma {
                         index += 1
                         skipWhitespace()
-                        pendingKeys.append(try parseKey(after: "expected a string key after ',' in an object"))
+                        let key = try parseKey(after: "expected a string key after ',' in an object")
+                        if building { pendingKeys.append(key) }
                         context = .afterColon
                         continue parsing
                     } else if next == ASCII.closeBrace {
                         index += 1
                         visitor?.objectEnd()
                         openIsObject.removeLast()
-                        let start = openStarts.removeLast()
-                        value = .object(Array(members[start...]))
-                        members.removeSubrange(start...)
+                        if building {
+                            let start = openStarts.removeLast()
+                            value = .object(Array(members[start...]))
+                            members.removeSubrange(start...)
+                        }
                     } else {
                         throw unexpected("expected ',' or '}' after an object member")
                     }
@@ -354,9 +359,11 @@ private struct JSONParser {
                         index += 1
                         visitor?.arrayEnd()
                         openIsObject.removeLast()
-                        let start = openStarts.removeLast()
-                        value = .array(Array(elements[start...]))
-                        elements.removeSubrange(start...)
+                        if building {
+                            let start = openStarts.removeLast()
+                            value = .array(Array(elements[start...]))
+                            elements.removeSubrange(start...)
+                        }
                     } else {
                         throw unexpected("expected ',' or ']' after an array element")
                     }
