@@ -705,7 +705,7 @@ public struct Redactor: Sendable {
             default:
                 if sensitive {
                     result.value = name.hasSuffix("authorization") ? redactCredentials(header.value) : Redactor.marker
-                } else if Redactor.urlHeaders.contains(name) {
+                } else if Redactor.isURLHeader(name) {
                     result.value = memoized(.url, header.value, url)
                 } else {
                     // `password=...`, tokens by shape and URLs inside ordinary values.
@@ -717,7 +717,14 @@ public struct Redactor: Sendable {
     }
 
 
-    private static let urlHeaders: Set<String> = ["location", "contentlocation", "referer", "referrer"]
+    /// Headers whose value is a URL (normalised names). Compared, not
+    /// hashed: a Set's lookup hashed every header of every entry.
+    private static func isURLHeader(_ name: String) -> Bool {
+        switch name {
+        case "location", "contentlocation", "referer", "referrer": true
+        default: false
+        }
+    }
 
     /// `redact(value)`, from the memo of header values when it has it.
     private func memoized(_ kind: HeaderValues.Kind, _ value: String, _ redact: (String) -> String) -> String {
