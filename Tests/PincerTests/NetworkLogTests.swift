@@ -34,6 +34,29 @@ final class NetworkLogTests: XCTestCase {
         XCTAssertEqual(exchange(store, "https://a.example.com/7"), 7)
     }
 
+    /// The ring grows (16, 32, then its limit) as entries come, keeping
+    /// their order through each growth, a wrap-around and a new limit.
+    func testTheLogGrowsToItsLimitInOrder() {
+        let store = NetworkStore(limits: LogLimits(entryLimit: 40))
+        for i in 1...100 {
+            XCTAssertEqual(exchange(store, "https://a.example.com/\(i)", pending: i % 7 == 0), UInt64(i))
+            XCTAssertEqual(store.count, min(i, 40))
+        }
+        XCTAssertEqual(store.entries().map(\.id), Array(61...100))
+        XCTAssertEqual(store.entry(61)?.url, "https://a.example.com/61")
+        XCTAssertNil(store.entry(60))
+        XCTAssertTrue(store.complete(63, RawResponse(status: 204)), "a pending entry kept through the growths")
+        XCTAssertEqual(store.entry(63)?.status, 204)
+        store.setLimits(LogLimits(entryLimit: 25))
+        XCTAssertEqual(store.entries().map(\.id), Array(76...100))
+        for i in 101...130 { XCTAssertEqual(exchange(store, "https://a.example.com/\(i)"), UInt64(i)) }
+        XCTAssertEqual(store.entries().map(\.id), Array(106...130))
+        XCTAssertEqual(store.entries().map(\.url), (106...130).map { "https://a.example.com/\($0)" })
+        store.setLimits(LogLimits(entryLimit: 1000))
+        for i in 131...200 { XCTAssertEqual(exchange(store, "https://a.example.com/\(i)"), UInt64(i)) }
+        XCTAssertEqual(store.entries().map(\.id), Array(106...200))
+    }
+
     func testBodyBudgetDropsOldestPayloadsKeepsMetadata() {
         let store = NetworkStore(limits: LogLimits(entryLimit: 100, bodyCap: 1000, bodyBudget: 250))
         let pending = exchange(store, "https://a.example.com/pending", pending: true)!

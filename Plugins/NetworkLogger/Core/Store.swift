@@ -75,7 +75,11 @@ public struct RawResponse: Sendable {
 /// walks forward over the oldest entries.
 public final class NetworkStore: @unchecked Sendable {
     private struct Ring {
-        var slots: [NetworkEntry?]
+        /// Grown, doubling, up to `limit` as entries come: a log of 100,000
+        /// entries at most is not 100,000 empty slots (35 MB made and
+        /// zeroed) when the plugin is first used.
+        var slots: [NetworkEntry?] = []
+        let limit: Int
         var start = 0
         var count = 0
         /// Id of the entry in `slots[start]` when count > 0.
@@ -87,7 +91,15 @@ public final class NetworkStore: @unchecked Sendable {
         /// Body bytes evicted or dropped since memory was last handed back.
         var freedSinceTrim = 0
 
-        init(capacity: Int) { slots = Array(repeating: nil, count: capacity) }
+        init(limit: Int) { self.limit = max(1, limit) }
+
+        /// Room for more entries (below `limit`), the entries moved in order to the start.
+        mutating func grow() {
+            var next = [NetworkEntry?](repeating: nil, count: min(limit, max(16, slots.count * 2)))
+            for k in 0..<count { swap(&next[k], &slots[(start + k) % slots.count]) }
+            slots = next
+            start = 0
+        }
 
         func slot(_ id: UInt64) -> Int? {
             guard count > 0, id >= firstID, id < firstID + UInt64(count) else { return nil }
@@ -105,7 +117,7 @@ public final class NetworkStore: @unchecked Sendable {
     private let listenerID = Atomic<UInt64>(1)
 
     public init(limits: LogLimits = LogLimits(), rules: [CaptureRule] = [], redactor: Redactor = Redactor()) {
-        state = Mutex(Ring(capacity: limits.entryLimit))
+        state = Mutex(Ring(limit: limits.entryLimit))
         settings = Mutex((limits, rules))
         currentRedactor = Mutex(redactor)
     }
@@ -126,7 +138,7 @@ public final class NetworkStore: @unchecked Sendable {
         settings.withLock { $0.limits = limits }
         state.withLock { ring in
             let kept = ring.count > 0 ? (0..<ring.count).compactMap { ring.slots[(ring.start + $0) % ring.slots.count] } : []
-            var next = Ring(capacity: limits.entryLimit)
+            var next = Ring(limit: limits.entryLimit)
             for entry in kept.suffix(limits.entryLimit) { NetworkStore.append(entry, to: &next) }
             next.nextID = ring.nextID
             if next.count == 0 { next.firstID = ring.nextID }
@@ -370,6 +382,7 @@ public final class NetworkStore: @unchecked Sendable {
     private static func append(_ entry: NetworkEntry, to ring: inout Ring) {
         let e = entry
         ring.nextID = max(ring.nextID, e.id + 1)
+        if ring.count == ring.slots.count && ring.slots.count < ring.limit { ring.grow() }
         if ring.count == ring.slots.count {
             // Full: the oldest entry leaves.
             if let old = ring.slots[ring.start] {
@@ -452,7 +465,7 @@ public final class NetworkStore: @unchecked Sendable {
             let old = state.withLock { ring -> Ring in
                 let next = ring.nextID
                 let old = ring
-                ring = Ring(capacity: capacity)
+                ring = Ring(limit: capacity)
                 ring.nextID = next
                 ring.firstID = next
                 ring.payloadCursor = next
