@@ -34,27 +34,28 @@ final class NetworkLogTests: XCTestCase {
         XCTAssertEqual(exchange(store, "https://a.example.com/7"), 7)
     }
 
-    /// The ring grows (16, 32, then its limit) as entries come, keeping
-    /// their order through each growth, a wrap-around and a new limit.
-    func testTheLogGrowsToItsLimitInOrder() {
-        let store = NetworkStore(limits: LogLimits(entryLimit: 40))
-        for i in 1...100 {
+    /// The log's slots are made a chunk (1,024) at a time as they are first
+    /// written: entries keep their order across chunks, wrap-arounds and
+    /// new limits.
+    func testTheLogKeepsItsOrderAcrossChunksOfSlots() {
+        let store = NetworkStore(limits: LogLimits(entryLimit: 2_500))
+        for i in 1...6_000 {
             XCTAssertEqual(exchange(store, "https://a.example.com/\(i)", pending: i % 7 == 0), UInt64(i))
-            XCTAssertEqual(store.count, min(i, 40))
         }
-        XCTAssertEqual(store.entries().map(\.id), Array(61...100))
-        XCTAssertEqual(store.entry(61)?.url, "https://a.example.com/61")
-        XCTAssertNil(store.entry(60))
-        XCTAssertTrue(store.complete(63, RawResponse(status: 204)), "a pending entry kept through the growths")
-        XCTAssertEqual(store.entry(63)?.status, 204)
-        store.setLimits(LogLimits(entryLimit: 25))
-        XCTAssertEqual(store.entries().map(\.id), Array(76...100))
-        for i in 101...130 { XCTAssertEqual(exchange(store, "https://a.example.com/\(i)"), UInt64(i)) }
-        XCTAssertEqual(store.entries().map(\.id), Array(106...130))
-        XCTAssertEqual(store.entries().map(\.url), (106...130).map { "https://a.example.com/\($0)" })
-        store.setLimits(LogLimits(entryLimit: 1000))
-        for i in 131...200 { XCTAssertEqual(exchange(store, "https://a.example.com/\(i)"), UInt64(i)) }
-        XCTAssertEqual(store.entries().map(\.id), Array(106...200))
+        XCTAssertEqual(store.count, 2_500)
+        XCTAssertEqual(store.entries().map(\.id), Array(3_501...6_000))
+        XCTAssertEqual(store.entry(3_501)?.url, "https://a.example.com/3501")
+        XCTAssertNil(store.entry(3_500))
+        XCTAssertTrue(store.complete(4_004, RawResponse(status: 204)), "a pending entry kept across chunks")
+        XCTAssertEqual(store.entry(4_004)?.status, 204)
+        store.setLimits(LogLimits(entryLimit: 1_100))
+        XCTAssertEqual(store.entries().map(\.id), Array(4_901...6_000))
+        for i in 6_001...7_000 { XCTAssertEqual(exchange(store, "https://a.example.com/\(i)"), UInt64(i)) }
+        XCTAssertEqual(store.entries().map(\.id), Array(5_901...7_000))
+        XCTAssertEqual(store.entries().map(\.url), (5_901...7_000).map { "https://a.example.com/\($0)" })
+        store.clear()
+        XCTAssertEqual(store.count, 0)
+        XCTAssertEqual(exchange(store, "https://a.example.com/next"), 7_001)
     }
 
     func testBodyBudgetDropsOldestPayloadsKeepsMetadata() {

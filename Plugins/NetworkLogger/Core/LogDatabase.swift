@@ -135,11 +135,15 @@ public final class LogDatabase: @unchecked Sendable {
         let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         let path = dir + "/" + fileName
         let file = try SQLiteFile.open(path: path, what: "network log", schema: schema)
-        // Checkpoint every 16 MB of WAL rather than 4 MB: a big import then
-        // pays a handful of checkpoints (each syncs) instead of dozens. The
-        // setting counts pages, whose size a file keeps from its creation.
+        // Checkpoint every 64 MB of WAL rather than SQLite's 4 MB: a
+        // checkpoint runs in the writer's commit (copying, two syncs), and
+        // the import waits for the writer; at 16 MB an import of 10,000
+        // entries (60 MB) took 40 ms longer. The setting counts pages, whose
+        // size a file keeps from its creation. The WAL file is cut back to
+        // 16 MB when it restarts, so a big import leaves no 64 MB behind.
         let filePageSize = max(512, Int(try file.scalar("PRAGMA page_size") ?? 4096))
-        try file.execute("PRAGMA wal_autocheckpoint=\((16 << 20) / filePageSize)")
+        try file.execute("PRAGMA wal_autocheckpoint=\((64 << 20) / filePageSize)")
+        try file.execute("PRAGMA journal_size_limit=\(16 << 20)")
         let db = LogDatabase(path: path, file: file)
         if let aside = file.setAsideWarning { db.warnings.append(aside + " (the log starts empty)") }
         if let report = try db.migrate(dir + "/" + legacyFileName, redact: redact) { db.warnings.append(report) }

@@ -75,11 +75,7 @@ public struct RawResponse: Sendable {
 /// walks forward over the oldest entries.
 public final class NetworkStore: @unchecked Sendable {
     private struct Ring {
-        /// Grown, doubling, up to `limit` as entries come: a log of 100,000
-        /// entries at most is not 100,000 empty slots (35 MB made and
-        /// zeroed) when the plugin is first used.
-        var slots: [NetworkEntry?] = []
-        let limit: Int
+        var slots: Slots
         var start = 0
         var count = 0
         /// Id of the entry in `slots[start]` when count > 0.
@@ -91,19 +87,37 @@ public final class NetworkStore: @unchecked Sendable {
         /// Body bytes evicted or dropped since memory was last handed back.
         var freedSinceTrim = 0
 
-        init(limit: Int) { self.limit = max(1, limit) }
-
-        /// Room for more entries (below `limit`), the entries moved in order to the start.
-        mutating func grow() {
-            var next = [NetworkEntry?](repeating: nil, count: min(limit, max(16, slots.count * 2)))
-            for k in 0..<count { swap(&next[k], &slots[(start + k) % slots.count]) }
-            slots = next
-            start = 0
-        }
+        init(capacity: Int) { slots = Slots(count: capacity) }
 
         func slot(_ id: UInt64) -> Int? {
             guard count > 0, id >= firstID, id < firstID + UInt64(count) else { return nil }
             return (start + Int(id - firstID)) % slots.count
+        }
+    }
+
+    /// `count` slots for entries, made a chunk at a time as they are first
+    /// written: a log of 100,000 entries at most is not 35 MB of empty
+    /// slots made and zeroed when the plugin is first used, and the memory
+    /// it holds grows with the entries (no array regrown and left behind).
+    private struct Slots {
+        static let chunkShift = 10
+        let count: Int
+        private var chunks: [[NetworkEntry?]] = []
+
+        init(count: Int) { self.count = count }
+
+        subscript(i: Int) -> NetworkEntry? {
+            get {
+                let c = i >> Slots.chunkShift
+                return c < chunks.count ? chunks[c][i & (1 << Slots.chunkShift - 1)] : nil
+            }
+            set {
+                let c = i >> Slots.chunkShift
+                while chunks.count <= c {
+                    chunks.append(Array(repeating: nil, count: min(1 << Slots.chunkShift, count - chunks.count << Slots.chunkShift)))
+                }
+                chunks[c][i & (1 << Slots.chunkShift - 1)] = newValue
+            }
         }
     }
 
@@ -117,7 +131,7 @@ public final class NetworkStore: @unchecked Sendable {
     private let listenerID = Atomic<UInt64>(1)
 
     public init(limits: LogLimits = LogLimits(), rules: [CaptureRule] = [], redactor: Redactor = Redactor()) {
-        state = Mutex(Ring(limit: limits.entryLimit))
+        state = Mutex(Ring(capacity: limits.entryLimit))
         settings = Mutex((limits, rules))
         currentRedactor = Mutex(redactor)
     }
@@ -138,7 +152,7 @@ public final class NetworkStore: @unchecked Sendable {
         settings.withLock { $0.limits = limits }
         state.withLock { ring in
             let kept = ring.count > 0 ? (0..<ring.count).compactMap { ring.slots[(ring.start + $0) % ring.slots.count] } : []
-            var next = Ring(limit: limits.entryLimit)
+            var next = Ring(capacity: limits.entryLimit)
             for entry in kept.suffix(limits.entryLimit) { NetworkStore.append(entry, to: &next) }
             next.nextID = ring.nextID
             if next.count == 0 { next.firstID = ring.nextID }
@@ -382,7 +396,6 @@ public final class NetworkStore: @unchecked Sendable {
     private static func append(_ entry: NetworkEntry, to ring: inout Ring) {
         let e = entry
         ring.nextID = max(ring.nextID, e.id + 1)
-        if ring.count == ring.slots.count && ring.slots.count < ring.limit { ring.grow() }
         if ring.count == ring.slots.count {
             // Full: the oldest entry leaves.
             if let old = ring.slots[ring.start] {
@@ -465,7 +478,7 @@ public final class NetworkStore: @unchecked Sendable {
             let old = state.withLock { ring -> Ring in
                 let next = ring.nextID
                 let old = ring
-                ring = Ring(limit: capacity)
+                ring = Ring(capacity: capacity)
                 ring.nextID = next
                 ring.firstID = next
                 ring.payloadCursor = next
