@@ -51,7 +51,9 @@
 //   percent-encoded. Valid URLs are unchanged.
 // - Extensions: `_stubbed: true` for stubbed entries, `_notes` for the entry's notes.
 // - pageref is omitted and `pages` is [].
+import Dispatch
 import PincerPluginKit
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -600,12 +602,12 @@ public enum HARImport {
     static func stream(_ bytes: UnsafeBufferPointer<UInt8>, done: (Int) -> Void, prepare: @escaping Prepare = { $0 },
                        into consume: ([NetworkEntry]) -> Void) throws(HARImportError) -> HARImportSummary {
         let file = SharedBytes(bytes)
-        let scanned = EntriesSplitter.scan(bytes)
         // The whole file's syntax is checked before any entry is handed over:
-        // piece by piece on every processor when the scan found the entries
-        // array, else (or when a piece fails, for the exact line and column)
-        // in one pass over the whole.
-        if !(scanned.map { EntriesSplitter.piecesAreValid($0, in: file, done: done) } ?? false) {
+        // piece by piece on other processors while the scan finds the
+        // entries, when it finds the entries array, else (or when a piece
+        // fails, for the exact line and column) in one pass over the whole.
+        let (scanned, piecesValid) = EntriesSplitter.scanPieces(file)
+        if !piecesValid {
             do { try JSON.validate(bytes: bytes) } catch { throw .notJSON(EntriesSplitter.locate(error, in: bytes)) }
         }
         // The check read every page; the entries are read again from the start.
@@ -1622,20 +1624,24 @@ enum EntriesSplitter {
         return (found.open, found.close, found.elements)
     }
 
-    /// Elements checked together by `piecesAreValid`.
-    static let validationBatch = 4096
+    /// The scan (`scan`), and true when the file is one valid JSON text,
+    /// shown piece by piece: the skeleton (the entries array emptied) is
+    /// valid, the array's content is the elements separated by single
+    /// commas (the scan splits there; no trailing comma), and each element
+    /// is a valid JSON text as deep as it sits (three containers in), with
+    /// no byte order mark of its own. Then the whole is valid, since a
+    /// comma-separated list of values put into an empty array of a valid
+    /// text leaves it valid. False says nothing: the caller checks the whole
+    /// file, which reports the exact place. The elements are checked on
+    /// other processors while the scan goes on (`scanChecking`).
+    static func scanPieces(_ file: SharedBytes) -> (found: (open: Int, close: Int, elements: [Range<Int>])?, piecesValid: Bool) {
+        let (found, elementsValid) = scanChecking(file)
+        guard let found else { return (nil, false) }
+        return (found, elementsValid && skeletonIsValid(found, in: file))
+    }
 
-    /// True when the file is one valid JSON text, shown piece by piece: the
-    /// skeleton (the entries array emptied) is valid, the array's content is
-    /// the elements separated by single commas (the scan splits there; no
-    /// trailing comma), and each element is a valid JSON text as deep as it
-    /// sits (three containers in), with no byte order mark of its own. Then
-    /// the whole is valid, since a comma-separated list of values put into
-    /// an empty array of a valid text leaves it valid. False says nothing:
-    /// the caller checks the whole file, which reports the exact place.
-    /// The elements are checked on every processor, `validationBatch` at a time.
-    static func piecesAreValid(_ found: (open: Int, close: Int, elements: [Range<Int>]), in file: SharedBytes,
-                               done: (Int) -> Void) -> Bool {
+    /// The text around the elements (`scanPieces`).
+    static func skeletonIsValid(_ found: (open: Int, close: Int, elements: [Range<Int>]), in file: SharedBytes) -> Bool {
         let b = file.bytes
         var skeleton = Array(b[..<(found.open + 1)])
         skeleton += b[found.close...]
@@ -1644,19 +1650,62 @@ enum EntriesSplitter {
         }
         // The scan leaves out a last piece of white space only: after a comma, that is a trailing comma.
         if let last = found.elements.last, last.upperBound != found.close { return false }
-        var start = 0
-        while start < found.elements.count {
-            let batch = Array(found.elements[start..<min(found.elements.count, start + validationBatch)])
-            let valid = Parallel.map(batch) { range -> Bool in
-                let piece = UnsafeBufferPointer(rebasing: file.bytes[range])
-                if piece.count >= 3, piece[0] == 0xEF, piece[1] == 0xBB, piece[2] == 0xBF { return false }
-                return (try? JSON.validate(bytes: piece, enclosingDepth: 3)) != nil
-            }
-            guard !valid.contains(false) else { return false }
-            start += batch.count
-            done(batch[batch.count - 1].upperBound)
-        }
         return true
+    }
+
+    /// One element of `log.entries`, checked as deep as it sits, with no byte order mark of its own.
+    static func elementIsValid(_ range: Range<Int>, in file: SharedBytes) -> Bool {
+        let piece = UnsafeBufferPointer(rebasing: file.bytes[range])
+        if piece.count >= 3, piece[0] == 0xEF, piece[1] == 0xBB, piece[2] == 0xBF { return false }
+        return (try? JSON.validate(bytes: piece, enclosingDepth: 3)) != nil
+    }
+
+    /// Elements the scan hands over to be checked together (`scanChecking`).
+    static let checkBlock = 256
+
+    /// `scan`, and whether every element it found passes `elementIsValid`:
+    /// the elements are checked on other processors, a block at a time,
+    /// while the scan (one thread's walk of the whole file) goes on, not
+    /// after it. False when the scan found no entries array.
+    static func scanChecking(_ file: SharedBytes) -> (found: (open: Int, close: Int, elements: [Range<Int>])?, elementsValid: Bool) {
+        let checks = ElementChecks(file)
+        var handed = 0
+        let scanned = scanElements(file.bytes) { elements in
+            guard elements.count - handed >= checkBlock else { return }
+            checks.start(Array(elements[handed...]))
+            handed = elements.count
+        }
+        guard !scanned.failed, scanned.closed else {
+            _ = checks.wait()
+            return (nil, false)
+        }
+        if handed < scanned.elements.count { checks.start(Array(scanned.elements[handed...])) }
+        return ((scanned.open, scanned.close, scanned.elements), checks.wait())
+    }
+
+    /// Blocks of elements being checked on other threads.
+    private final class ElementChecks: @unchecked Sendable {
+        let file: SharedBytes
+        let group = DispatchGroup()
+        let failed = Atomic<Bool>(false)
+
+        init(_ file: SharedBytes) { self.file = file }
+
+        func start(_ elements: [Range<Int>]) {
+            group.enter()
+            DispatchQueue.global().async { [self] in
+                if !failed.load(ordering: .relaxed), !elements.allSatisfy({ EntriesSplitter.elementIsValid($0, in: file) }) {
+                    failed.store(true, ordering: .relaxed)
+                }
+                group.leave()
+            }
+        }
+
+        /// True when every block started passed; waits for them all (they read the caller's bytes).
+        func wait() -> Bool {
+            group.wait()
+            return !failed.load(ordering: .relaxed)
+        }
     }
 
     struct Scan {
@@ -1668,8 +1717,9 @@ enum EntriesSplitter {
         var elementStart = -1
     }
 
-    /// Walks the bytes as far as the end of `log.entries` (or of the bytes).
-    static func scanElements(_ b: UnsafeBufferPointer<UInt8>) -> Scan {
+    /// Walks the bytes as far as the end of `log.entries` (or of the bytes);
+    /// `report` is given the elements found so far each time one is added.
+    static func scanElements(_ b: UnsafeBufferPointer<UInt8>, report: (([Range<Int>]) -> Void)? = nil) -> Scan {
         var found = Scan()
         var depth = 0
         var i = 0
@@ -1717,6 +1767,7 @@ enum EntriesSplitter {
                 if found.open >= 0 && depth == 3 {
                     found.elements.append(found.elementStart..<i)
                     found.elementStart = i + 1
+                    report?(found.elements)
                 }
             default:
                 break
