@@ -34,10 +34,9 @@ final class NetworkLogTests: XCTestCase {
         XCTAssertEqual(exchange(store, "https://a.example.com/7"), 7)
     }
 
-    /// The log's slots are made a chunk (1,024) at a time as they are first
-    /// written: entries keep their order across chunks, wrap-arounds and
-    /// new limits.
-    func testTheLogKeepsItsOrderAcrossChunksOfSlots() {
+    /// Entries keep their order through wrap-arounds of the log's ring, a
+    /// pending entry completed late, new limits and a clear.
+    func testTheLogKeepsItsOrderThroughWrapAroundsAndNewLimits() {
         let store = NetworkStore(limits: LogLimits(entryLimit: 2_500))
         for i in 1...6_000 {
             XCTAssertEqual(exchange(store, "https://a.example.com/\(i)", pending: i % 7 == 0), UInt64(i))
@@ -46,7 +45,7 @@ final class NetworkLogTests: XCTestCase {
         XCTAssertEqual(store.entries().map(\.id), Array(3_501...6_000))
         XCTAssertEqual(store.entry(3_501)?.url, "https://a.example.com/3501")
         XCTAssertNil(store.entry(3_500))
-        XCTAssertTrue(store.complete(4_004, RawResponse(status: 204)), "a pending entry kept across chunks")
+        XCTAssertTrue(store.complete(4_004, RawResponse(status: 204)), "a pending entry kept through wrap-arounds")
         XCTAssertEqual(store.entry(4_004)?.status, 204)
         store.setLimits(LogLimits(entryLimit: 1_100))
         XCTAssertEqual(store.entries().map(\.id), Array(4_901...6_000))

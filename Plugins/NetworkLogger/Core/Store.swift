@@ -75,7 +75,7 @@ public struct RawResponse: Sendable {
 /// walks forward over the oldest entries.
 public final class NetworkStore: @unchecked Sendable {
     private struct Ring {
-        var slots: Slots
+        var slots: [NetworkEntry?]
         var start = 0
         var count = 0
         /// Id of the entry in `slots[start]` when count > 0.
@@ -87,37 +87,11 @@ public final class NetworkStore: @unchecked Sendable {
         /// Body bytes evicted or dropped since memory was last handed back.
         var freedSinceTrim = 0
 
-        init(capacity: Int) { slots = Slots(count: capacity) }
+        init(capacity: Int) { slots = Array(repeating: nil, count: capacity) }
 
         func slot(_ id: UInt64) -> Int? {
             guard count > 0, id >= firstID, id < firstID + UInt64(count) else { return nil }
             return (start + Int(id - firstID)) % slots.count
-        }
-    }
-
-    /// `count` slots for entries, made a chunk at a time as they are first
-    /// written: a log of 100,000 entries at most is not 35 MB of empty
-    /// slots made and zeroed when the plugin is first used, and the memory
-    /// it holds grows with the entries (no array regrown and left behind).
-    private struct Slots {
-        static let chunkShift = 10
-        let count: Int
-        private var chunks: [[NetworkEntry?]] = []
-
-        init(count: Int) { self.count = count }
-
-        subscript(i: Int) -> NetworkEntry? {
-            get {
-                let c = i >> Slots.chunkShift
-                return c < chunks.count ? chunks[c][i & (1 << Slots.chunkShift - 1)] : nil
-            }
-            set {
-                let c = i >> Slots.chunkShift
-                while chunks.count <= c {
-                    chunks.append(Array(repeating: nil, count: min(1 << Slots.chunkShift, count - chunks.count << Slots.chunkShift)))
-                }
-                chunks[c][i & (1 << Slots.chunkShift - 1)] = newValue
-            }
         }
     }
 
