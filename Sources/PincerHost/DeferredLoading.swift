@@ -271,22 +271,18 @@ extension Host {
             if !distinctKnown.isEmpty { registerRegistryOnly(distinct: distinctKnown) }
             distinctKnown.removeAll()
         }
-        defer { registerDistinctKnown() }
         for (i, candidate) in candidates.enumerated() {
             if let k = current[i], let image {
-                if image.records[k].kind == .onlyCommands {
+                let kind = image.records[k].kind
+                if kind != .onlyCommands { registerDistinctKnown() }
+                switch kind {
+                case .onlyCommands:
                     let known = RegistryOnlyPlugin(image: image, record: k, candidate: candidate)
                     if knownDistinct {
                         distinctKnown.append(known)
                     } else if let collision = registerRegistryOnly(known) {
                         refuse(path: candidate.shown, pluginID: known.id, collision)
                     }
-                    continue
-                }
-                registerDistinctKnown()
-                switch image.records[k].kind {
-                case .onlyCommands:
-                    break
                 case .plugin:
                     // A damaged payload: the plugin itself knows better.
                     guard let plugin = image.scanned(at: k, path: candidate.shown) else { load(path: candidate.shown); continue }
@@ -304,6 +300,7 @@ extension Host {
             case nil: load(path: candidate.shown)
             }
         }
+        registerDistinctKnown()
         return failures.count - before
     }
 
