@@ -17,3 +17,14 @@ public enum NumberText {
         return s
     }
 }
+
+extension NumberText {
+    /// `value` with at most three decimals and no trailing zeros ("10", "1.5", "0.125").
+    public static func trimmed(_ value: Double) -> String {
+        var s = fixed(value, 3)
+        guard s.contains(".") else { return s }
+        while s.hasSuffix("0") { s.removeLast() }
+        if s.hasSuffix(".") { s.removeLast() }
+        return s
+    }
+}

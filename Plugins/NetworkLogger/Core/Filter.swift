@@ -62,6 +62,8 @@
 // | `mime-type:application/json`| response media type is application/json (`*` as in domain, e.g. `image/*`) |
 // | `scheme:https`              | URL scheme is https                                      |
 // | `has-response-header:Set-Cookie` | the response has a Set-Cookie header                |
+// | `path:/v1/users/*`          | URL path (without the query) is /v1/users/…; `*` as in domain |
+// | `graphql:GetUser`           | the request is a GraphQL operation named GetUser (as net.stats names it; `*` as in domain) |
 // | `is:running`                | request has no response yet (pending)                    |
 //
 // Arguments and words: a regex, code or value may be quoted with `"..."` or
@@ -118,6 +120,45 @@ public struct NetworkFilter: Sendable {
     /// Whether `entry` is selected by the filter.
     public func matches(_ entry: NetworkEntry) -> Bool {
         root?.matches(entry) ?? true
+    }
+
+    /// True when a term looks at the response (status, response headers or
+    /// body, content type, state, size): such a filter can only be decided
+    /// once the response is there. Interception rules that act before the
+    /// request is sent refuse it.
+    public var needsResponse: Bool { root?.needsResponse ?? false }
+
+    /// The one host every matching entry has, when the filter requires an
+    /// exact `domain:` at its top level (`domain:a.example.com & ...`); nil
+    /// otherwise. The rules engine indexes rules by it.
+    public var requiredHost: String? { root?.requiredHost }
+}
+
+extension NetworkFilter.Node {
+    var needsResponse: Bool {
+        switch self {
+        case .not(let a): a.needsResponse
+        case .and(let a, let b), .or(let a, let b): a.needsResponse || b.needsResponse
+        case .test(let t): t.needsResponse
+        }
+    }
+
+    var requiredHost: String? {
+        switch self {
+        case .and(let a, let b): a.requiredHost ?? b.requiredHost
+        case .test(.domainGlob(let glob)) where !glob.contains("*"): glob
+        default: nil
+        }
+    }
+}
+
+extension NetworkFilter.Test {
+    var needsResponse: Bool {
+        switch self {
+        case .status, .statusLike, .contentType, .pending, .failed, .hasResponse, .asset, .largerThan, .mimeType, .hasResponseHeader: true
+        case .header(_, let request, let response), .body(_, let request, let response): response && !request
+        default: false
+        }
     }
 }
 
@@ -178,6 +219,10 @@ extension NetworkFilter {
         case scheme(String)
         /// Lowercased header name.
         case hasResponseHeader(String)
+        /// `path:` glob over the URL's path.
+        case pathGlob(String)
+        /// `graphql:` glob over the request's GraphQL operation name(s).
+        case graphQL(String)
 
         func matches(_ e: NetworkEntry) -> Bool {
             switch self {
@@ -214,6 +259,10 @@ extension NetworkFilter {
                 return !mime.isEmpty && NetworkFilter.glob(glob, matches: mime.lowercased())
             case .scheme(let scheme): return URLParts(e.url)?.scheme == scheme
             case .hasResponseHeader(let name): return e.responseHeaders.contains { $0.name.lowercased() == name }
+            case .pathGlob(let glob): return NetworkFilter.glob(glob, matches: URLParts(e.url)?.path ?? "")
+            case .graphQL(let glob):
+                guard let parts = URLParts(e.url), let names = TrafficStats.graphQLOperation(e, parts: parts) else { return false }
+                return names.split(separator: ",").contains { NetworkFilter.glob(glob, matches: $0.filter { $0 != " " }.lowercased()) }
             }
         }
     }
@@ -294,7 +343,7 @@ extension NetworkFilter {
         static let maximumTerms = 1000
 
         static let keys = ["method", "status-code", "domain", "larger-than", "mime-type", "scheme",
-                           "has-response-header", "is"]
+                           "has-response-header", "is", "path", "graphql"]
 
         init(_ text: String) { chars = Array(text) }
 
@@ -561,6 +610,10 @@ extension NetworkFilter {
                 test = .scheme(value.lowercased())
             case "has-response-header":
                 test = .hasResponseHeader(value.lowercased())
+            case "path":
+                test = .pathGlob(value)
+            case "graphql":
+                test = .graphQL(value.lowercased())
             default: // "is"
                 guard value.lowercased() == "running" else {
                     throw error(valueAt, "unknown value '\(value)' after \(key): (expected running)")
