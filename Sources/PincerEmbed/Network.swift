@@ -87,6 +87,49 @@ final class NetworkProxy: @unchecked Sendable {
             }
             return real.pointee.last_error!(c)
         }
+        // Version 1.1 and 1.2 slots, forwarded when the plugin's table has them.
+        let realSize = Int(real.pointee.header.struct_size)
+        func has<T>(_ slot: KeyPath<pincer_network_service_t, T>) -> Bool {
+            MemoryLayout<pincer_network_service_t>.offset(of: slot).map { realSize >= $0 + MemoryLayout<T>.size } ?? false
+        }
+        if has(\.add_redact_name), real.pointee.add_redact_name != nil {
+            t.add_redact_name = { context, name in
+                guard let (real, c) = NetworkProxy.live(context) else { return PINCER_FAILED }
+                return real.pointee.add_redact_name!(c, name)
+            }
+        }
+        if has(\.remove_transient_rule), real.pointee.intercept_request != nil {
+            t.intercept_request = { context, request, decision in
+                guard let (real, c) = NetworkProxy.live(context) else {
+                    // Stopped: the request goes on untouched.
+                    if let decision, let request { decision.pointee.action = PINCER_NETWORK_SEND; decision.pointee.request = request.pointee; decision.pointee.handle = 0 }
+                    return PINCER_OK
+                }
+                return real.pointee.intercept_request!(c, request, decision)
+            }
+            t.intercept_response = { context, handle, response, decision in
+                guard let (real, c) = NetworkProxy.live(context) else { return PINCER_NOT_FOUND }
+                return real.pointee.intercept_response!(c, handle, response, decision)
+            }
+            t.finish_interception = { context, handle in
+                // After a stop the plugin's table stays mapped (never unloaded); finishing frees its memory.
+                guard let context else { return }
+                let proxy = Unmanaged<NetworkProxy>.fromOpaque(context).takeUnretainedValue()
+                proxy.real.pointee.finish_interception!(proxy.real.pointee.header.context, handle)
+            }
+            t.annotate = { context, id, flags, json in
+                guard let (real, c) = NetworkProxy.live(context) else { return PINCER_FAILED }
+                return real.pointee.annotate!(c, id, flags, json)
+            }
+            t.add_transient_rule = { context, json in
+                guard let (real, c) = NetworkProxy.live(context) else { return 0 }
+                return real.pointee.add_transient_rule!(c, json)
+            }
+            t.remove_transient_rule = { context, rule in
+                guard let (real, c) = NetworkProxy.live(context) else { return PINCER_FAILED }
+                return real.pointee.remove_transient_rule!(c, rule)
+            }
+        }
         table = .allocate(capacity: 1)
         table.initialize(to: t)
         table.pointee.header.context = Unmanaged.passRetained(self).toOpaque()

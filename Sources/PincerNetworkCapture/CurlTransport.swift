@@ -181,12 +181,25 @@ final class CurlTransfer: @unchecked Sendable {
         body = request.body
         bodyIsStream = request.bodyIsStream
         self.settings = settings
+        receiveLimit = request.maxReceiveBytesPerSecond
+        sendLimit = request.maxSendBytesPerSecond
         headerLines = settings.headerLines(for: request, hasBody: hasBody)
         // URLRequest does not tell whether its timeout was set: 60 s is its default.
         let own = request.urlRequest.timeoutInterval
         idleTimeout = own > 0 && own != 60 ? own : settings.requestTimeout
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
+
+    /// Conditioning's bandwidth (bytes per second; 0 unlimited). The loop
+    /// paces the transfer itself, pausing it while it is ahead of the rate:
+    /// libcurl's own limits average over seconds and let a short transfer
+    /// (seconds of it on loopback) through at full speed.
+    let receiveLimit: UInt64
+    let sendLimit: UInt64
+    var receivePacer = Pacer()
+    var sendPacer = Pacer()
+    /// Paused until then (uptime ns), by a pacer; the loop resumes it.
+    var pausedUntil: UInt64?
 
     deinit {
         curl_slist_free_all(headerList)
@@ -205,6 +218,7 @@ final class CurlTransfer: @unchecked Sendable {
         _ = ccurl_set_pointer(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         if let bundle = CurlLibrary.caBundle { _ = ccurl_set_pointer(handle, CURLOPT_CAINFO, bundle) }
         _ = ccurl_set_long(handle, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+        // Conditioning's bandwidth: libcurl paces the transfer itself.
 
         // Body framing as `_HTTPURLProtocol`: a GET without a body sends none;
         // any other method uploads its body (an empty one as Content-Length: 0);
@@ -231,6 +245,11 @@ final class CurlTransfer: @unchecked Sendable {
         _ = ccurl_set_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
             let length = size * count
+            if transfer.receiveLimit > 0, let until = transfer.receivePacer.hold(length, limit: transfer.receiveLimit, now: CurlLoop.now()) {
+                // Not taken: libcurl delivers the same bytes again once resumed.
+                transfer.pausedUntil = until
+                return Int(CURL_WRITEFUNC_PAUSE)
+            }
             if length > 0, let data { transfer.received.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length) }
             transfer.lastActivity = CurlLoop.now()
             return length
@@ -266,6 +285,10 @@ final class CurlTransfer: @unchecked Sendable {
         lastActivity = now
         guard let body, let buffer, bodyOffset < body.count else { return 0 }
         let count = min(capacity, body.count - bodyOffset)
+        if sendLimit > 0, let until = sendPacer.hold(count, limit: sendLimit, now: now) {
+            pausedUntil = until
+            return Int(CURL_READFUNC_PAUSE)
+        }
         body.withUnsafeBytes { bytes in
             UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + bodyOffset, byteCount: count)
         }
@@ -480,6 +503,7 @@ final class CurlLoop: @unchecked Sendable {
                 }
                 break
             }
+            resumePaced()
             var active: Int32 = 0
             _ = curl_multi_perform(multi, &active)
             var left: Int32 = 0
@@ -536,12 +560,29 @@ final class CurlLoop: @unchecked Sendable {
         transfer.continuation = nil
     }
 
+    /// Resumes paced transfers whose time came.
+    private func resumePaced() {
+        let now = Self.now()
+        for (handle, transfer) in running {
+            guard let until = transfer.pausedUntil, until <= now else { continue }
+            transfer.pausedUntil = nil
+            transfer.lastActivity = now
+            _ = curl_easy_pause(handle, 0)  // CURLPAUSE_CONT
+        }
+    }
+
     /// Fails transfers idle longer than their timeout; returns how long the
-    /// loop may sleep (ms) before the next one could expire.
+    /// loop may sleep (ms) before the next one could expire or a paced one resumes.
     private func expireIdle(multi: UnsafeMutableRawPointer) -> Int32 {
         let now = Self.now()
         var wait: UInt64 = 1000
         for (handle, transfer) in running {
+            if let until = transfer.pausedUntil {
+                // Paced, not idle.
+                transfer.lastActivity = now
+                wait = min(wait, until > now ? (until - now) / 1_000_000 + 1 : 0)
+                continue
+            }
             let limit = UInt64(max(transfer.idleTimeout, 0) * 1e9)
             let idle = now &- transfer.lastActivity
             if idle >= limit {
@@ -551,5 +592,24 @@ final class CurlLoop: @unchecked Sendable {
             }
         }
         return Int32(wait)
+    }
+}
+
+/// Paces one direction of a transfer to a rate: a chunk is taken only once
+/// the bytes before it and itself fit the rate since the first chunk, so
+/// the transfer as a whole takes its size divided by the rate.
+struct Pacer {
+    private var start: UInt64?
+    private var taken: UInt64 = 0
+
+    /// Nil when `count` more bytes may go now (they are counted); else the
+    /// uptime (ns) when they may.
+    mutating func hold(_ count: Int, limit: UInt64, now: UInt64) -> UInt64? {
+        let first = start ?? now
+        start = first
+        let due = first + UInt64(Double(taken + UInt64(count)) / Double(limit) * 1e9)
+        if due > now + 1_000_000 { return due }
+        taken += UInt64(count)
+        return nil
     }
 }

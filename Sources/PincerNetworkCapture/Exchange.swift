@@ -33,6 +33,9 @@ public struct CaptureRequest: Sendable {
     /// Headers the session adds from its configuration (`httpAdditionalHeaders`);
     /// the request's own headers take precedence (case-insensitive).
     public var configurationHeaders: [HTTPHeader]
+    /// Bandwidth limits for the transfer (network conditioning); 0: unlimited.
+    public var maxReceiveBytesPerSecond: UInt64 = 0
+    public var maxSendBytesPerSecond: UInt64 = 0
 
     public init(urlRequest: URLRequest, body: Data?, bodyIsStream: Bool = false, redirectCount: Int = 0,
                 configurationHeaders: [HTTPHeader] = []) {
@@ -93,6 +96,11 @@ public struct CaptureResponse: Sendable {
     public var receivedHeaders: [HTTPHeader]?
     /// The reason phrase of the status line, when the transport saw it.
     public var reasonPhrase: String?
+    /// What interception rules did to this exchange (a JSON array, as the
+    /// service's annotate takes it); nil when none applied.
+    public var interventions: String?
+    /// The response did not come from the network (a mock, map-local).
+    public var stubbed = false
 
     public init(response: HTTPURLResponse, body: Data, timings: CaptureTimings = CaptureTimings(),
                 receivedHeaders: [HTTPHeader]? = nil, reasonPhrase: String? = nil) {
@@ -128,6 +136,8 @@ public struct CaptureFailure: Error, Sendable {
     /// The error the app receives (for a network failure, URLSession's own).
     public var error: NSError
     public var timings: CaptureTimings?
+    /// What interception rules did (a JSON array); nil when none applied.
+    public var interventions: String?
 
     public init(error: NSError, timings: CaptureTimings? = nil) {
         self.error = error

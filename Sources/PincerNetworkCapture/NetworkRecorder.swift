@@ -143,6 +143,95 @@ public struct NetworkRecorder: @unchecked Sendable {
             && table.pointee.add_redact_name != nil
     }
 
+    // MARK: Interception (version 1.2 of the table, ABI 1.6)
+
+    /// The size of the table up to and including remove_transient_rule.
+    static let version12Size = MemoryLayout<pincer_network_service_t>.offset(of: \.remove_transient_rule)! + MemoryLayout<UnsafeRawPointer?>.size
+
+    /// False for a logger older than version 1.2 of the table: requests
+    /// then go on untouched.
+    public var canIntercept: Bool {
+        Int(table.pointee.header.struct_size) >= NetworkRecorder.version12Size && table.pointee.intercept_request != nil
+            && table.pointee.intercept_response != nil && table.pointee.finish_interception != nil && table.pointee.annotate != nil
+    }
+
+    /// Asks the rules what to do with a request; nil when the logger cannot intercept.
+    func intercept(method: String, url: String, headers: [HTTPHeader], body: Data?) -> InterceptionDecision? {
+        guard canIntercept, let call = table.pointee.intercept_request else { return nil }
+        return CStrings.withHeaders(headers) { cHeaders, count in
+            withBytes(body) { bytes, length in
+                method.withCString { cMethod in
+                    url.withCString { cURL in
+                        var request = pincer_network_request_t()
+                        request.struct_size = UInt32(MemoryLayout<pincer_network_request_t>.size)
+                        request.method = cMethod
+                        request.url = cURL
+                        request.headers = cHeaders
+                        request.header_count = count
+                        request.body = bytes
+                        request.body_length = length
+                        var d = pincer_network_decision_t()
+                        d.struct_size = UInt32(MemoryLayout<pincer_network_decision_t>.size)
+                        guard call(context, &request, &d) == PINCER_OK else { return nil }
+                        return InterceptionDecision(d)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The response the app receives for `response`, after the rules of interception `handle`.
+    func interceptResponse(_ handle: UInt64, status: Int, statusText: String?, headers: [HTTPHeader], body: Data) -> InterceptionDecision? {
+        guard canIntercept, let call = table.pointee.intercept_response else { return nil }
+        return CStrings.withHeaders(headers) { cHeaders, count in
+            withBytes(body) { bytes, length in
+                CStrings.withOptional(statusText) { cText in
+                    var response = pincer_network_response_t()
+                    response.struct_size = UInt32(MemoryLayout<pincer_network_response_t>.size)
+                    response.status = Int32(clamping: status)
+                    response.status_text = cText
+                    response.headers = cHeaders
+                    response.header_count = count
+                    response.body = bytes
+                    response.body_length = length
+                    var d = pincer_network_decision_t()
+                    d.struct_size = UInt32(MemoryLayout<pincer_network_decision_t>.size)
+                    guard call(context, handle, &response, &d) == PINCER_OK else { return nil }
+                    return InterceptionDecision(d)
+                }
+            }
+        }
+    }
+
+    func finishInterception(_ handle: UInt64) {
+        guard handle != 0, canIntercept else { return }
+        table.pointee.finish_interception(context, handle)
+    }
+
+    /// Adds what rules did to entry `id` (before it is completed).
+    @discardableResult
+    func annotate(id: UInt64, stubbed: Bool, interventions: String) -> Bool {
+        guard canIntercept else { return false }
+        return interventions.withCString { table.pointee.annotate(context, id, stubbed ? PINCER_NETWORK_STUBBED : 0, $0) } == PINCER_OK
+    }
+
+    /// Adds a rule that lives in this process only, before the stored ones
+    /// (`rule` is one rule's JSON, as `net.add-rule` takes it). Returns its
+    /// id ("t1", ...), or nil when it is refused (`lastError` says why) or
+    /// the logger cannot intercept.
+    public func addTransientRule(_ rule: String) -> String? {
+        guard canIntercept, let add = table.pointee.add_transient_rule else { return nil }
+        let n = rule.withCString { add(context, $0) }
+        return n == 0 ? nil : "t\(n)"
+    }
+
+    /// Removes a transient rule by the id `addTransientRule` returned.
+    @discardableResult
+    public func removeTransientRule(_ id: String) -> Bool {
+        guard canIntercept, let remove = table.pointee.remove_transient_rule, id.hasPrefix("t"), let n = UInt64(id.dropFirst()) else { return false }
+        return remove(context, n) == PINCER_OK
+    }
+
     /// Why this thread's most recent failing call into the service failed.
     public var lastError: String {
         guard let text = table.pointee.last_error(context) else { return "" }

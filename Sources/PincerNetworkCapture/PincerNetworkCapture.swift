@@ -51,7 +51,7 @@ public enum PincerNetworkCapture {
     /// A copy of `base` that records every request into the network logger.
     public static func configuration(base: URLSessionConfiguration = .default,
                                      recorder: NetworkRecorder) -> URLSessionConfiguration {
-        configuration(base: base, stages: [RecordingStage(recorder: recorder)])
+        configuration(base: base, stages: [RecordingStage(recorder: recorder), InterceptionStage(recorder: recorder)])
     }
 
     /// A copy of `base` whose http(s) data tasks run through `stages` (in

@@ -80,6 +80,7 @@ public struct RecordingStage: CaptureStage {
             let redirect = Redirects.follow(request, after: response)?.url?.absoluteString
             recorder.enqueue {
                 guard let id = entry.id else { return }
+                if let applied = response.interventions { recorder.annotate(id: id, stubbed: response.stubbed, interventions: applied) }
                 recorder.complete(id: id, status: response.statusCode, statusText: response.statusText,
                                   httpVersion: nil, headers: response.headers, body: response.body,
                                   redirectURL: redirect, timings: response.timings)
@@ -87,6 +88,7 @@ public struct RecordingStage: CaptureStage {
         case .failure(let failure):
             recorder.enqueue {
                 guard let id = entry.id else { return }
+                if let applied = failure.interventions { recorder.annotate(id: id, stubbed: false, interventions: applied) }
                 recorder.fail(id: id, error: failure.summary, timings: failure.timings)
             }
         }

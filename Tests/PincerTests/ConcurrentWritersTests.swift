@@ -95,6 +95,19 @@ final class ConcurrentWritersTests: XCTestCase {
         XCTAssertEqual(hosts, expectedNames("h"), "rules lost: \(expectedNames("h").subtracting(hosts).sorted())")
     }
 
+    /// Interception rules: one locked read-modify-write of net-rules.json
+    /// each, so every mock survives and every id is given once.
+    func testInterceptionRulesFromConcurrentShellsAllSurvive() throws {
+        try runShells({ p in (0..<Self.perProcess).map { "net.add-block --match domain:m\(p)-\($0).example --title m\(p)-\($0)" } },
+                      acknowledgement: "added block rule")
+        let list = try json(["run", "net.intercept-rules"]) as? [String: Any]
+        let rules = (list?["result"] as? [String: Any])?["rules"] as? [[String: Any]] ?? []
+        let titles = Set(rules.compactMap { $0["title"] as? String })
+        XCTAssertEqual(titles, expectedNames("m"), "rules lost: \(expectedNames("m").subtracting(titles).sorted())")
+        let ids = rules.compactMap { $0["id"] as? String }
+        XCTAssertEqual(Set(ids), Set((1...(Self.processes * Self.perProcess)).map(String.init)), "ids are given once each")
+    }
+
     /// The C example adapter's folder list, through settings_update from C.
     func testCSVFoldersFromConcurrentShellsAllSurvive() throws {
         let plugin = try CSVAdapterTests.built.get()

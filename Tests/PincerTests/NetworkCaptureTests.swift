@@ -14,7 +14,7 @@ final class NetworkCaptureTests: XCTestCase {
     // MARK: - Unchanged requests and responses
 
     func testRequestAndResponsePassUnchanged() throws {
-        let h = try Harness { _ in
+        let h = try CaptureHarness { _ in
             .init(status: 201, headers: [.init("X-Reply", "abc"), .init("Content-Type", "text/plain"), .init("Set-Thing", "one two")],
                   text: "created!")
         }
@@ -68,7 +68,7 @@ final class NetworkCaptureTests: XCTestCase {
     }
 
     func testStreamBodyIsReadFullyAndSent() throws {
-        let h = try Harness { request in .init(status: 200, body: request.body) }
+        let h = try CaptureHarness { request in .init(status: 200, body: request.body) }
         defer { h.close() }
         let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
         var request = URLRequest(url: h.server.url("/upload-stream"))
@@ -90,7 +90,7 @@ final class NetworkCaptureTests: XCTestCase {
     }
 
     func testGETWithoutBodyAndAnErrorStatus() throws {
-        let h = try Harness { _ in .init(status: 404, headers: [.init("Content-Type", "application/json")], text: #"{"error":"none here"}"#) }
+        let h = try CaptureHarness { _ in .init(status: 404, headers: [.init("Content-Type", "application/json")], text: #"{"error":"none here"}"#) }
         defer { h.close() }
         var request = URLRequest(url: h.server.url("/missing"))
         request.setValue("v1", forHTTPHeaderField: "X-Trace")
@@ -111,7 +111,7 @@ final class NetworkCaptureTests: XCTestCase {
 
     func testRedirectChainIsFollowedAndEveryHopLogged() throws {
         let port = SendableBox<UInt16>(0)
-        let h = try Harness { request in
+        let h = try CaptureHarness { request in
             switch request.path {
             case "/a": .redirect(301, to: "/b", body: Data("moved".utf8))
             case "/b": .redirect(302, to: "http://127.0.0.1:\(port.value)/c?done=1")
@@ -145,7 +145,7 @@ final class NetworkCaptureTests: XCTestCase {
     }
 
     func testRedirectMethodRules() throws {
-        let h = try Harness { request in
+        let h = try CaptureHarness { request in
             switch request.path {
             case "/307": .redirect(307, to: "/target307")
             case "/308": .redirect(308, to: "/target308")
@@ -172,7 +172,7 @@ final class NetworkCaptureTests: XCTestCase {
     // MARK: - Large and chunked bodies
 
     func testLargeBodiesBothWays() throws {
-        let h = try Harness { request in .init(status: 200, headers: [.init("Content-Type", "application/octet-stream")], body: request.body) }
+        let h = try CaptureHarness { request in .init(status: 200, headers: [.init("Content-Type", "application/octet-stream")], body: request.body) }
         defer { h.close() }
         var payload = Data(count: 8 << 20)
         payload.withUnsafeMutableBytes { raw in
@@ -195,7 +195,7 @@ final class NetworkCaptureTests: XCTestCase {
 
     func testChunkedAndPiecewiseResponses() throws {
         let text = String(repeating: "chunky text 0123456789\n", count: 4_000)
-        let h = try Harness { request in
+        let h = try CaptureHarness { request in
             switch request.path {
             case "/chunked": .init(status: 200, headers: [.init("Content-Type", "text/plain")], text: text, delivery: .chunked(size: 1_000))
             default: .init(status: 200, headers: [.init("Content-Type", "text/plain")], text: text, delivery: .pieces(size: 7_000, delay: 0.01))
@@ -214,7 +214,7 @@ final class NetworkCaptureTests: XCTestCase {
     }
 
     func testChunkedRequestBodyFromAStream() throws {
-        let h = try Harness { request in .init(status: 200, text: "\(request.wasChunked) \(request.body.count)") }
+        let h = try CaptureHarness { request in .init(status: 200, text: "\(request.wasChunked) \(request.body.count)") }
         defer { h.close() }
         var request = URLRequest(url: h.server.url("/stream"))
         request.httpMethod = "POST"
@@ -229,20 +229,20 @@ final class NetworkCaptureTests: XCTestCase {
     // MARK: - Concurrency
 
     func testTwentyConcurrentRequests() throws {
-        let h = try Harness { request in
+        let h = try CaptureHarness { request in
             Thread.sleep(forTimeInterval: 0.05)
             return .init(status: 200, headers: [.init("X-Path", request.path)], body: Data(request.path.utf8) + request.body)
         }
         defer { h.close() }
         let group = DispatchGroup()
-        let results = SendableBox<[Int: Harness.Result]>([:])
+        let results = SendableBox<[Int: CaptureHarness.Result]>([:])
         for i in 0..<20 {
             var request = URLRequest(url: h.server.url("/n/\(i)"))
             request.httpMethod = "POST"
             request.httpBody = Data("body-\(i)".utf8)
             group.enter()
             h.session.dataTask(with: request) { data, response, error in
-                results.mutate { $0[i] = Harness.Result(data: data, response: response as? HTTPURLResponse, error: error as NSError?) }
+                results.mutate { $0[i] = CaptureHarness.Result(data: data, response: response as? HTTPURLResponse, error: error as NSError?) }
                 group.leave()
             }.resume()
         }
@@ -264,7 +264,7 @@ final class NetworkCaptureTests: XCTestCase {
     // MARK: - Failures
 
     func testConnectionRefusedIsRecordedAsFailed() throws {
-        let h = try Harness { _ in .init() }
+        let h = try CaptureHarness { _ in .init() }
         defer { h.close() }
         let url = URL(string: "http://127.0.0.1:\(LoopbackServer.unusedPort())/refused")!
         let result = h.fetch(URLRequest(url: url))
@@ -277,7 +277,7 @@ final class NetworkCaptureTests: XCTestCase {
     }
 
     func testConnectionClosedWithoutResponseIsRecordedAsFailed() throws {
-        let h = try Harness { _ in .close }
+        let h = try CaptureHarness { _ in .close }
         defer { h.close() }
         let result = h.fetch(URLRequest(url: h.server.url("/hangup")))
         XCTAssertNil(result.response)
@@ -289,15 +289,15 @@ final class NetworkCaptureTests: XCTestCase {
     }
 
     func testUploadAndDownloadTasksFailClearly() throws {
-        let h = try Harness { _ in .init(text: "never") }
+        let h = try CaptureHarness { _ in .init(text: "never") }
         defer { h.close() }
         var request = URLRequest(url: h.server.url("/upload"))
         request.httpMethod = "POST"
 
-        let upload = SendableBox<Harness.Result?>(nil)
+        let upload = SendableBox<CaptureHarness.Result?>(nil)
         let done = DispatchSemaphore(value: 0)
         h.session.uploadTask(with: request, from: Data("payload".utf8)) { data, response, error in
-            upload.value = Harness.Result(data: data, response: response as? HTTPURLResponse, error: error as NSError?)
+            upload.value = CaptureHarness.Result(data: data, response: response as? HTTPURLResponse, error: error as NSError?)
             done.signal()
         }.resume()
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
@@ -305,9 +305,9 @@ final class NetworkCaptureTests: XCTestCase {
         XCTAssertEqual(upload.value?.error?.code, PincerNetworkCapture.ErrorCode.uploadTaskUnsupported.rawValue)
         XCTAssertTrue(upload.value?.error?.localizedDescription.contains("upload tasks") == true)
 
-        let download = SendableBox<Harness.Result?>(nil)
+        let download = SendableBox<CaptureHarness.Result?>(nil)
         h.session.downloadTask(with: h.server.url("/download")) { url, response, error in
-            download.value = Harness.Result(data: url.map { Data($0.path.utf8) }, response: response as? HTTPURLResponse, error: error as NSError?)
+            download.value = CaptureHarness.Result(data: url.map { Data($0.path.utf8) }, response: response as? HTTPURLResponse, error: error as NSError?)
             done.signal()
         }.resume()
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
@@ -322,7 +322,7 @@ final class NetworkCaptureTests: XCTestCase {
     // MARK: - Suspend and resume
 
     func testSuspendBeforeStartThenResume() throws {
-        let h = try Harness { _ in .init(text: "resumed") }
+        let h = try CaptureHarness { _ in .init(text: "resumed") }
         defer { h.close() }
         let done = DispatchSemaphore(value: 0)
         let box = SendableBox<Data?>(nil)
@@ -338,7 +338,7 @@ final class NetworkCaptureTests: XCTestCase {
     }
 
     func testCancelReachesTheAppAndTheLog() throws {
-        let h = try Harness { _ in
+        let h = try CaptureHarness { _ in
             Thread.sleep(forTimeInterval: 1)
             return .init(text: "too late")
         }
@@ -367,7 +367,7 @@ final class NetworkCaptureTests: XCTestCase {
     // MARK: - Ignored hosts
 
     func testIgnoredHostIsSentButNotLogged() throws {
-        let h = try Harness { request in .init(text: "seen \(request.path)") }
+        let h = try CaptureHarness { request in .init(text: "seen \(request.path)") }
         defer { h.close() }
         try h.app.run("net.ignore-host", "127.0.0.1")
         let result = h.fetch(URLRequest(url: h.server.url("/quiet")))
@@ -385,7 +385,7 @@ final class NetworkCaptureTests: XCTestCase {
         tiny[0] = 8
         tiny.withUnsafeBytes { XCTAssertNil(NetworkRecorder(service: $0.baseAddress)) }
 
-        let h = try Harness { _ in .init() }
+        let h = try CaptureHarness { _ in .init() }
         defer { h.close() }
         let classes = try XCTUnwrap(h.configuration.protocolClasses)
         XCTAssertGreaterThan(classes.count, 1)
@@ -402,7 +402,7 @@ final class NetworkCaptureTests: XCTestCase {
 }
 
 /// A host with the built-in plugins, a loopback server and a logged session.
-private final class Harness {
+final class CaptureHarness {
     struct Result: Sendable {
         var data: Data?
         var response: HTTPURLResponse?

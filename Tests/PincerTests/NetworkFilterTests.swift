@@ -408,8 +408,8 @@ final class NetworkFilterTests: XCTestCase {
         assertError("~s5", "column 1: unknown operator '~s5'")
         assertError("~", "column 2: expected an operator name after '~', found end of input")
         assertError("~m GET foo:bar",
-                    "column 8: unknown key 'foo:' (expected one of method: status-code: domain: larger-than: mime-type: scheme: has-response-header: is:)")
-        assertError("-Foo:x", "column 2: unknown key 'Foo:' (expected one of method: status-code: domain: larger-than: mime-type: scheme: has-response-header: is:)")
+                    "column 8: unknown key 'foo:' (expected one of method: status-code: domain: larger-than: mime-type: scheme: has-response-header: is: path: graphql:)")
+        assertError("-Foo:x", "column 2: unknown key 'Foo:' (expected one of method: status-code: domain: larger-than: mime-type: scheme: has-response-header: is: path: graphql:)")
         assertError("(~s | ~q", "column 9: expected ')' to close '(' at column 1, found end of input")
         assertError("((~s) ~q", "column 9: expected ')' to close '(' at column 1, found end of input")
         assertError("~s)", "column 3: unbalanced ')': no '(' to close")

@@ -201,7 +201,9 @@ final class NetworkLogTests: XCTestCase {
         let recorder = try withUnsafePointer(to: &old) { try XCTUnwrap(NetworkRecorder(service: $0)) }
         XCTAssertFalse(recorder.canAddRedactedNames)
         XCTAssertFalse(recorder.addRedactedName("x"))
-        XCTAssertEqual(table.pointee.header.version_minor, 1)
+        XCTAssertFalse(recorder.canIntercept, "a 1.0 table has no interception slots")
+        XCTAssertNil(recorder.addTransientRule(#"{"kind":"block"}"#))
+        XCTAssertEqual(table.pointee.header.version_minor, 2)
     }
 
     /// Every shared HAR fixture imports or is rejected with a message, and the counts add up.

@@ -71,6 +71,10 @@ final class AppHost {
 
     /// Runs a command whose result is a string.
     func text(_ name: String, _ words: String...) throws -> String {
+        try text(name, words)
+    }
+
+    func text(_ name: String, _ words: [String]) throws -> String {
         let (command, values) = try prepare(name, words)
         guard case .string(let s) = try command.invoke(values) else { throw HostError(kind: .failed, message: "\(name): not a string result") }
         return s

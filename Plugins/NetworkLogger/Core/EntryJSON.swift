@@ -52,6 +52,12 @@ extension NetworkEntry {
         w.beginArray()
         for note in notes { w.string(note) }
         w.endArray()
+        if !interventions.isEmpty {
+            w.key("interventions")
+            w.beginArray()
+            for i in interventions { w.value(i.json) }
+            w.endArray()
+        }
         w.endObject()
     }
 
@@ -123,6 +129,7 @@ extension NetworkEntry {
         stubbed = json["stubbed"]?.boolValue ?? false
         if let t = json["timings"] { timings = Timings(json: t) }
         notes = json["notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        interventions = json["interventions"]?.arrayValue?.compactMap(Intervention.init(json:)) ?? []
     }
 }
 

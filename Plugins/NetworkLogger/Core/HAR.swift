@@ -187,6 +187,12 @@ public enum HARExport {
             for note in entry.notes { w.string(note) }
             w.endArray()
         }
+        if !entry.interventions.isEmpty {
+            w.key("_interventions")
+            w.beginArray()
+            for i in entry.interventions { w.value(i.json) }
+            w.endArray()
+        }
         w.endObject()
     }
 
@@ -759,6 +765,7 @@ public enum HARImport {
         entry.timings = timings(json["timings"], time: json["time"]?.doubleValue)
         if let ip = json["serverIPAddress"]?.stringValue, !ip.isEmpty { entry.serverIP = ip }
         if json["_stubbed"]?.boolValue == true { entry.stubbed = true }
+        entry.interventions = json["_interventions"]?.arrayValue?.compactMap(Intervention.init(json:)) ?? []
         if let saved = json["_notes"]?.arrayValue { notes = saved.compactMap(\.stringValue) + notes }
         entry.notes = notes
         return .success(entry)

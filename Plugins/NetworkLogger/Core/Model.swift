@@ -304,6 +304,9 @@ public struct NetworkEntry: Sendable, Equatable {
     public var stubbed = false
     /// What the log did to this entry, for people: "request body withheld: ...".
     public var notes: [String] = []
+    /// What interception rules did to this exchange (mocked, mapped, rewritten,
+    /// delayed...), in the order they applied; empty when none applied.
+    public var interventions: [Intervention] = []
 
     public init(source: EntrySource, startedAt: Double, method: String, url: String) {
         self.source = source

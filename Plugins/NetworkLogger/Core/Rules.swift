@@ -388,3 +388,44 @@ struct JSONPath {
         }
     }
 }
+
+extension RuleAction {
+    /// One line for listings: "503, 2 headers, 7-byte body", "→ https://staging.example.com".
+    public var summary: String {
+        switch self {
+        case .mock(let status, let headers, let body):
+            var parts = ["\(status)"]
+            if !headers.isEmpty { parts.append("\(headers.count) header\(headers.count == 1 ? "" : "s")") }
+            switch body {
+            case .none: parts.append("no body")
+            case .text(let t): parts.append("\(t.utf8.count)-byte body")
+            case .bytes(let b): parts.append("\(b.count)-byte body")
+            case .file(let p): parts.append("body from \(p)")
+            }
+            return parts.joined(separator: ", ")
+        case .mapLocal(let path): return "serves \(path)"
+        case .mapRemote(let to, let strip): return "→ \(to)\(strip.isEmpty ? "" : " (replacing \(strip))")"
+        case .rewrite(let ops): return ops.map(\.summary).joined(separator: "; ")
+        case .block(let failure): return "fails with \(failure.rawValue)"
+        case .delay(let c): return c.summary
+        case .breakpoint(let request, let response, let timeout):
+            return "holds the \(request && response ? "request and response" : request ? "request" : "response") (\(timeout) s)"
+        }
+    }
+}
+
+extension RewriteOperation {
+    var summary: String {
+        switch self {
+        case .setHeader(let s, let n, let v): "set \(s.rawValue) header \(n): \(v)"
+        case .addHeader(let s, let n, let v): "add \(s.rawValue) header \(n): \(v)"
+        case .removeHeader(let s, let n): "remove \(s.rawValue) header \(n)"
+        case .setQuery(let n, let v): "set query \(n)=\(v)"
+        case .removeQuery(let n): "remove query \(n)"
+        case .status(let c): "status \(c)"
+        case .replaceBody(let s, let f, let r, let w): "replace \(r ? "regex " : "")\"\(f)\" with \"\(w)\" in the \(s.rawValue) body"
+        case .setJSON(let s, let p, let v): "set \(p) = \(v.serialized()) in the \(s.rawValue) JSON"
+        case .removeJSON(let s, let p): "remove \(p) from the \(s.rawValue) JSON"
+        }
+    }
+}

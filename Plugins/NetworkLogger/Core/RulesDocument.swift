@@ -186,7 +186,7 @@ public enum RulesCodec {
         return c
     }
 
-    static func operation(_ json: JSON, at place: String) throws -> RewriteOperation {
+    public static func operation(_ json: JSON, at place: String) throws -> RewriteOperation {
         let o = try Fields(json, at: place)
         guard let name = try o.string("op") else { throw RulesError("\(place): no op") }
         func side(default fallback: ExchangeSide) throws -> ExchangeSide {

@@ -189,6 +189,23 @@ public final class NetworkStore: @unchecked Sendable {
         }
     }
 
+    /// Adds what interception rules did to an entry (and marks it stubbed
+    /// when its response did not come from the network). Their texts are
+    /// redacted: a mapped URL or a rewritten header may hold a secret.
+    @discardableResult
+    public func annotate(_ id: UInt64, _ interventions: [Intervention], stubbed: Bool) -> Bool {
+        let redactor = self.redactor
+        let clean = interventions.map { NetworkStore.redacted($0, redactor) }
+        return update(id) { e in
+            e.interventions += clean
+            if stubbed { e.stubbed = true }
+        }
+    }
+
+    static func redacted(_ i: Intervention, _ redactor: Redactor) -> Intervention {
+        Intervention(rule: redactor.text(i.rule), kind: redactor.text(i.kind), title: redactor.text(i.title), did: redactor.text(i.did))
+    }
+
     /// Completes a pending entry without a response. The error text is
     /// redacted like everything else (a client may quote the URL or a token).
     @discardableResult
@@ -288,6 +305,7 @@ public final class NetworkStore: @unchecked Sendable {
         e.requestBody = reingest(e.requestBody, metadataOnly: metadataOnly, restoring: restoring, side: "request", notes: &notes)
         e.responseBody = reingest(e.responseBody, metadataOnly: metadataOnly, restoring: restoring, side: "response", notes: &notes)
         e.notes = (e.notes + notes).map(redactor.text)
+        e.interventions = e.interventions.map { NetworkStore.redacted($0, redactor) }
         return e
     }
 

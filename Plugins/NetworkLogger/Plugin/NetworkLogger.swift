@@ -106,6 +106,7 @@ final class NetworkLogger: PincerPlugin {
         }
         try host.addAction(id: "clear", title: "Clear the log", command: "clear", section: PINCER_SECTION_NETWORKING)
         try NetworkCommands(state: state).register(with: host)
+        try InterceptCommands(state: state).register(with: host)
         try host.publishService(PINCER_NETWORK_SERVICE_ID, table: UnsafeRawPointer(service.table))
     }
 
@@ -124,6 +125,8 @@ extension NetworkFilter {
 final class LoggerState: @unchecked Sendable {
     let host: PluginHost
     let store: NetworkStore
+    /// The interception rules (net-rules.json in the state directory, and transient ones).
+    let interception: RuleBook
     private let config: Mutex<LoggerConfig>
     /// One configuration change at a time (commands and the service's
     /// add_redact_name may run on different threads).
@@ -144,6 +147,7 @@ final class LoggerState: @unchecked Sendable {
     init(host: PluginHost) {
         let config = host.storedDocument(LoggerConfig.key, what: "network logger settings", decode: LoggerConfig.decode) ?? LoggerConfig()
         self.host = host
+        self.interception = RuleBook(directory: host.stateDirectory)
         self.store = NetworkStore(limits: config.limits, rules: config.rules, redactor: Redactor(extraNames: config.redactNames))
         self.config = Mutex(config)
         store.listen { entry in

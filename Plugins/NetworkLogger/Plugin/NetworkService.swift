@@ -8,6 +8,8 @@ import Glibc
 /// code and any other recorder put exchanges into the log.
 final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked Sendable {
     private let state: FirstUse<LoggerState>
+    /// Decisions handed out and not finished yet.
+    let interceptions = InterceptionTable()
 
     init(state: FirstUse<LoggerState>) {
         self.state = state
@@ -135,7 +137,88 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
                 }
             }
         }
+        // Version 1.2 of the table (ABI 1.6): interception.
+        t.header.version_minor = 2
+        t.intercept_request = { ctx, request, decision in
+            NetworkService.with(ctx, failed: PINCER_FAILED) { s, logger in
+                guard let decision, decision.pointee.struct_size >= UInt32(MemoryLayout<pincer_network_decision_t>.size) else {
+                    return s.fail(PINCER_INVALID_ARGUMENT, "intercept_request: decision is NULL or its struct_size is too small")
+                }
+                guard let request, request.pointee.struct_size >= UInt32(MemoryLayout<pincer_network_request_t>.size) else {
+                    return s.fail(PINCER_INVALID_ARGUMENT, "intercept_request: request is NULL or its struct_size is too small")
+                }
+                InterceptionTable.untouched(request.pointee, into: decision)
+                guard let r = NetworkService.intercepted(request.pointee) else {
+                    return s.fail(PINCER_INVALID_ARGUMENT, "intercept_request: method and url are required, and every header needs a name and a value")
+                }
+                let engine = logger.interception.engine
+                if engine.isEmpty { return PINCER_OK }
+                let d = engine.decide(r)
+                if d.isUntouched { return PINCER_OK }
+                s.interceptions.start(d, engine: engine, into: decision)
+                return PINCER_OK
+            }
+        }
+        t.intercept_response = { ctx, handle, response, decision in
+            NetworkService.with(ctx) { s in
+                guard let decision, decision.pointee.struct_size >= UInt32(MemoryLayout<pincer_network_decision_t>.size) else {
+                    return s.fail(PINCER_INVALID_ARGUMENT, "intercept_response: decision is NULL or its struct_size is too small")
+                }
+                guard let response, response.pointee.struct_size >= UInt32(MemoryLayout<pincer_network_response_t>.size),
+                      let headers = NetworkService.headers(response.pointee.headers, response.pointee.header_count),
+                      let body = NetworkService.bytes(response.pointee.body, response.pointee.body_length) else {
+                    return s.fail(PINCER_INVALID_ARGUMENT, "intercept_response: response is NULL, too small, or has a NULL header or body")
+                }
+                let r = InterceptedResponse(status: Int(response.pointee.status),
+                                            statusText: response.pointee.status_text.map { String(cString: $0) } ?? "", headers: headers, body: body)
+                guard s.interceptions.respond(handle, r, into: decision) else {
+                    return s.fail(PINCER_NOT_FOUND, "intercept_response: no interception \(handle) (finished, or never started)")
+                }
+                return PINCER_OK
+            }
+        }
+        t.finish_interception = { ctx, handle in
+            NetworkService.with(ctx) { s in s.interceptions.finish(handle) }
+        }
+        t.annotate = { ctx, id, flags, json in
+            NetworkService.with(ctx, failed: PINCER_FAILED) { s, logger in
+                guard let json, let parsed = try? JSON.parse(String(cString: json)), let list = parsed.arrayValue else {
+                    return s.fail(PINCER_INVALID_ARGUMENT, "annotate: interventions_json is NULL or not a JSON array")
+                }
+                let interventions = list.compactMap(Intervention.init(json:))
+                guard interventions.count == list.count else {
+                    return s.fail(PINCER_INVALID_ARGUMENT, "annotate: an intervention lacks rule, kind or did")
+                }
+                return logger.store.annotate(id, interventions, stubbed: flags & PINCER_NETWORK_STUBBED != 0)
+                    ? PINCER_OK : s.fail(PINCER_NOT_FOUND, "annotate: no entry \(id) (unknown or evicted)")
+            }
+        }
+        t.add_transient_rule = { ctx, json in
+            NetworkService.with(ctx, failed: 0) { s, logger in
+                guard let json else { _ = s.fail(PINCER_INVALID_ARGUMENT, "add_transient_rule: rule_json is NULL"); return 0 }
+                do {
+                    let rule = try RulesCodec.rule(try JSON.parse(String(cString: json)), at: "rule")
+                    let id = try logger.interception.addTransient(rule)
+                    return UInt64(id.dropFirst()) ?? 0
+                } catch {
+                    _ = s.fail(PINCER_INVALID_ARGUMENT, "add_transient_rule: \(error)")
+                    return 0
+                }
+            }
+        }
+        t.remove_transient_rule = { ctx, rule in
+            NetworkService.with(ctx, failed: PINCER_FAILED) { s, logger in
+                logger.interception.removeTransient("t\(rule)") ? PINCER_OK : s.fail(PINCER_NOT_FOUND, "remove_transient_rule: no transient rule t\(rule)")
+            }
+        }
         return t
+    }
+
+    /// The engine's view of a C request; nil when a required field is missing.
+    static func intercepted(_ r: pincer_network_request_t) -> InterceptedRequest? {
+        guard let method = r.method, let url = r.url, method.pointee != 0,
+              let headers = headers(r.headers, r.header_count), let body = bytes(r.body, r.body_length) else { return nil }
+        return InterceptedRequest(method: String(cString: method), url: String(cString: url), headers: headers, body: body)
     }
 }
 

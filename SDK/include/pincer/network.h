@@ -79,6 +79,29 @@ typedef struct pincer_network_response {
     pincer_network_timings_t timings;
 } pincer_network_response_t;
 
+/* What intercept_request decided (pincer_network_decision_t.action). */
+typedef uint32_t pincer_network_action_t;
+#define PINCER_NETWORK_SEND    0u /* send decision.request */
+#define PINCER_NETWORK_RESPOND 1u /* do not send: hand decision.response to the app */
+#define PINCER_NETWORK_FAIL    2u /* do not send: fail with decision.error_code */
+
+/* A decision of the rules (version 1.2 of the table). Filled by the service;
+ * see intercept_request for who owns its pointers and for how long. */
+typedef struct pincer_network_decision {
+    uint32_t struct_size;              /* set by the caller: sizeof(pincer_network_decision_t) */
+    pincer_network_action_t action;    /* PINCER_NETWORK_SEND, _RESPOND or _FAIL */
+    pincer_network_request_t request;  /* SEND: the request to send (map-remote, rewrites applied) */
+    pincer_network_response_t response;/* RESPOND: the response for the app */
+    int32_t error_code;                /* FAIL: a URLError code (-1009 not connected, -1001 timed out, ...) */
+    uint32_t reserved;
+    const char *error_text;            /* FAIL: the message for the app */
+    double delay_ms;                   /* wait this long before sending or answering (at most 30 s) */
+    uint64_t max_receive_bytes_per_second; /* 0: unlimited */
+    uint64_t max_send_bytes_per_second;    /* 0: unlimited */
+    uint64_t handle;                   /* for intercept_response and finish_interception; 0: nothing to finish */
+    const char *interventions_json;    /* what applied, a JSON array ("[]" for nothing): pass to annotate */
+} pincer_network_decision_t;
+
 typedef struct pincer_network_service {
     /* struct_size, version_minor (1 since add_redact_name), context. Pass
      * header.context as the first argument of every function below. */
@@ -126,6 +149,64 @@ typedef struct pincer_network_service {
      * digits; PINCER_FAILED when the settings cannot be written (last_error
      * says why). Entries already in the log are not changed. [any-thread] */
     pincer_status_t (*add_redact_name)(void *context, const char *name);
+
+    /* -- Version 1.2 of this table (ABI 1.6): interception rules. Check
+     *    PINCER_HAS_SERVICE_SLOT(net, pincer_network_service_t, intercept_request). --
+     *
+     * Code that sends requests itself asks the logger's rules (net.add-mock,
+     * net.add-map-remote, ... and transient rules) what to do with each one:
+     *
+     *   1. intercept_request with the app's request: the decision says send
+     *      (`decision.request`, maybe changed), respond (`decision.response`,
+     *      without sending) or fail (`decision.error_code`), after waiting
+     *      `delay_ms`, and at which rates to transfer;
+     *   2. if it was sent and `decision.handle` is not 0: intercept_response
+     *      with the response; hand the app `decision.response`;
+     *   3. record the exchange (begin / complete or fail) as the app saw it,
+     *      and annotate the entry with `interventions_json`;
+     *   4. finish_interception(handle) when `handle` is not 0. */
+
+    /* Decides what to do with `request` before it is sent. The caller sets
+     * `decision->struct_size` (sizeof(pincer_network_decision_t)); the
+     * service fills the rest. When no rule applies, the action is SEND, the
+     * handle 0 and `decision->request` a copy of `*request` (its pointers are
+     * the caller's). Otherwise every pointer in `decision` is owned by the
+     * service and valid until finish_interception(decision->handle).
+     * PINCER_INVALID_ARGUMENT for a bad record (last_error says which); the
+     * decision is then SEND with handle 0. [any-thread] */
+    pincer_status_t (*intercept_request)(void *context, const pincer_network_request_t *request,
+                                         pincer_network_decision_t *decision);
+
+    /* Decides what the app receives for `response`, the answer to the request
+     * `handle` was made for. Fills `decision` with action RESPOND and the
+     * response to hand over (`decision->response`, maybe changed; owned by the
+     * service until finish_interception), and replaces interventions_json with
+     * everything that applied to the exchange. PINCER_NOT_FOUND for an unknown
+     * handle. [any-thread] */
+    pincer_status_t (*intercept_response)(void *context, uint64_t handle, const pincer_network_response_t *response,
+                                          pincer_network_decision_t *decision);
+
+    /* Frees what intercept_request and intercept_response handed out for
+     * `handle`; 0 and unknown handles are ignored. Call it exactly once for
+     * every handle that is not 0, after the last use of its pointers. [any-thread] */
+    void (*finish_interception)(void *context, uint64_t handle);
+
+    /* Adds to entry `id` (from begin) what rules did: `interventions_json` as a
+     * decision's (a JSON array of {"rule","kind","title","did"}), redacted
+     * before storage. `flags` PINCER_NETWORK_STUBBED marks the entry as
+     * answered without the network. Call it before complete or fail.
+     * PINCER_NOT_FOUND for an unknown entry, PINCER_INVALID_ARGUMENT for text
+     * that is not such an array. [any-thread] */
+    pincer_status_t (*annotate)(void *context, uint64_t id, uint32_t flags, const char *interventions_json);
+
+    /* Adds a rule that lives in this process only, before the stored rules:
+     * `rule_json` is one rule as net.add-rule takes it (UTF-8, borrowed for
+     * the call). Returns its number n > 0 (its id is "t<n>"), or 0 when the
+     * rule is refused (last_error says why). [any-thread] */
+    uint64_t (*add_transient_rule)(void *context, const char *rule_json);
+
+    /* Removes transient rule n. PINCER_NOT_FOUND when there is none. [any-thread] */
+    pincer_status_t (*remove_transient_rule)(void *context, uint64_t rule);
 } pincer_network_service_t;
 
 /* Every new entry and every completion is emitted as the host event

@@ -27,7 +27,9 @@
  * pincer_host_t.settings_update (an atomic read-modify-write of one
  * setting) and settings_list; pincer_call_t.is_cancelled;
  * pincer_network_service_t.add_redact_name (network.h). 1.5 appended
- * pincer_plugin_t.sync_entries (entries that follow stored state).
+ * pincer_plugin_t.sync_entries (entries that follow stored state). 1.6
+ * appended interception to pincer_network_service_t (network.h:
+ * intercept_request ... remove_transient_rule, version 1.2 of the table).
  *
  * This header is pure C11 and valid C++; it allocates nothing.
  */
@@ -46,7 +48,7 @@ extern "C" {
 #define PINCER_PLUGIN_MAGIC 0x52434E50u
 
 #define PINCER_ABI_MAJOR 1u
-#define PINCER_ABI_MINOR 5u
+#define PINCER_ABI_MINOR 6u
 
 /* Marks the one symbol a plugin exports. Build plugins with
  * -fvisibility=hidden (or make everything else `static`) so that nothing
