@@ -225,3 +225,53 @@ final class InterceptRulesTests: XCTestCase {
         XCTAssertTrue(e.decide(InterceptedRequest(method: "GET", url: "https://none.example.com/v1/x")).isUntouched)
     }
 }
+
+/// The rules file: re-read when another process changes it, a damaged one
+/// refused with where it is wrong while the rules read before stay in force.
+final class RuleBookTests: XCTestCase {
+    func testADamagedFileKeepsThePreviousRulesAndRefusesChanges() throws {
+        let dir = Fixture.temporaryDirectory("pincer-rulebook")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let book = RuleBook(directory: dir), other = RuleBook(directory: dir)
+        try book.update { $0.add(InterceptRule(match: "path:/a", action: .block(.timedOut))) }
+        let request = InterceptedRequest(method: "GET", url: "https://h/a")
+        XCTAssertEqual(other.engine.decide(request).outcome, .fail(.timedOut), "another process sees the rule")
+
+        // Written by hand, wrongly: refused, the rule read before stays.
+        let path = dir + "/" + RuleBook.fileName
+        try Data("{\"format\": \"pincer.net-rules\",\n \"version\": 1,\n \"rules\": [ {\"id\": \"1\" \"kind\": \"block\"} ]}\n".utf8)
+            .write(to: URL(fileURLWithPath: path))
+        XCTAssertEqual(other.engine.decide(request).outcome, .fail(.timedOut))
+        let problem = try XCTUnwrap(other.problem)
+        XCTAssertTrue(problem.contains("line 3, column 24"), problem)
+        XCTAssertTrue(problem.hasSuffix("the rules read before stay in force"), problem)
+        XCTAssertThrowsError(try other.update { $0.enabled = false }) { error in
+            XCTAssertTrue("\(error)".contains("is damaged"), "\(error)")
+        }
+        XCTAssertTrue(try String(contentsOfFile: path, encoding: .utf8).contains("\"id\": \"1\" \"kind\""), "the file is left as the person wrote it")
+
+        // Fixed: read again.
+        try Data(#"{"format":"pincer.net-rules","version":1,"enabled":false,"rules":[]}"#.utf8).write(to: URL(fileURLWithPath: path))
+        XCTAssertNil(other.problem)
+        XCTAssertTrue(other.engine.decide(request).isUntouched)
+        try book.update { $0.enabled = true }
+        XCTAssertEqual(try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) & 0o777, 0o600,
+                       "Pincer writes the rules owner-only")
+    }
+
+    func testTransientRulesComeFirstAndAreNotStored() throws {
+        let dir = Fixture.temporaryDirectory("pincer-rulebook")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let book = RuleBook(directory: dir)
+        try book.update { $0.add(InterceptRule(match: "", action: .mock(status: 200, headers: [], body: .none))) }
+        let id = try book.addTransient(InterceptRule(match: "", action: .mock(status: 500, headers: [], body: .none)))
+        XCTAssertEqual(id, "t1")
+        guard case .respond(let r) = book.engine.decide(InterceptedRequest(method: "GET", url: "https://h/")).outcome else { return XCTFail() }
+        XCTAssertEqual(r.status, 500, "transient rules come before stored ones")
+        XCTAssertEqual(RuleBook(directory: dir).transient.count, 0, "another process does not see them")
+        XCTAssertThrowsError(try book.addTransient(InterceptRule(match: "(", action: .block(.offline))))
+        XCTAssertTrue(book.removeTransient(id))
+        guard case .respond(let back) = book.engine.decide(InterceptedRequest(method: "GET", url: "https://h/")).outcome else { return XCTFail() }
+        XCTAssertEqual(back.status, 200)
+    }
+}
