@@ -146,4 +146,22 @@ final class InterceptCaptureTests: XCTestCase {
         XCTAssertEqual(listed.count, 1 + added)
         XCTAssertEqual(listed.dropFirst().filter { $0["on"] as? Bool == true }.count, 0, "HAR mocks start disabled")
     }
+
+    /// The same flow from plain C against SDK/ alone (app_client.c): a
+    /// transient rule, a decision, the entry annotated, the rule removed.
+    func testTransientRulesAndDecisionsFromC() throws {
+        let app = AppHost()
+        let mocked = try app.text("app.intercept", #"{"kind":"mock","match":"path:/c","status":202,"body":"from C"}"#, "GET", "https://api.example.com/c")
+        let parts = mocked.split(separator: "|", maxSplits: 5).map(String.init)
+        XCTAssertEqual(Array(parts.prefix(4)), ["t1", "respond", "202", "from C"])
+        let entry = try app.json("net.entry", parts[4])
+        XCTAssertEqual(entry["stubbed"], .bool(true))
+        XCTAssertEqual(entry["interventions"]?.arrayValue?.first?["rule"], .string("t1"))
+        // Removed again: the same request is sent untouched.
+        XCTAssertEqual(try app.text("app.intercept", "", "GET", "https://api.example.com/c").split(separator: "|").prefix(4).map(String.init),
+                       ["t0", "send", "0", "https://api.example.com/c"])
+        let mapped = try app.text("app.intercept", #"{"kind":"map-remote","match":"domain:api.example.com","to":"http://127.0.0.1:9"}"#, "GET", "https://api.example.com/x?y=1")
+        XCTAssertTrue(mapped.hasPrefix("t2|send|0|http://127.0.0.1:9/x?y=1|"), mapped)
+        XCTAssertTrue(app.failure("app.intercept", #"{"kind":"mock","status":42}"#, "GET", "https://h/").contains("status 42 is outside 100–599"))
+    }
 }

@@ -404,6 +404,61 @@ static pincer_status_t redact_name(void *context, pincer_call_t *call, const cha
     return PINCER_OK;
 }
 
+/* What C code that sends its own requests does with the interception slots
+ * (ABI 1.6): a transient rule from `rule_json` (empty: none), then asks what
+ * to do with `method url`, records the exchange as the app would see it,
+ * annotates it and finishes. Returns
+ * "<rule id>|<action>|<status or error code>|<body or url>|<entry id>|<interventions>",
+ * with the transient rule removed again when `keep` is false. */
+static pincer_status_t intercept(void *context, pincer_call_t *call, const char *rule_json, const char *method, const char *url, bool keep)
+{
+    const pincer_network_service_t *net = host->get_service(host, PINCER_NETWORK_SERVICE_ID);
+    pincer_network_request_t request = { sizeof(pincer_network_request_t), 0, method, url, NULL, 0, 0, NULL, 0, 0 };
+    pincer_network_decision_t decision;
+    uint64_t rule = 0, id;
+    char text[2048];
+    const char *what = "send";
+    (void)context;
+    if (!PINCER_HAS_SERVICE_SLOT(net, pincer_network_service_t, remove_transient_rule)) {
+        call->fail(call, "pincer.network/1 has no interception (older than ABI 1.6)");
+        return PINCER_UNSUPPORTED;
+    }
+    if (rule_json[0] && (rule = net->add_transient_rule(net->header.context, rule_json)) == 0) {
+        call->fail(call, net->last_error(net->header.context));
+        return PINCER_INVALID_ARGUMENT;
+    }
+    memset(&decision, 0, sizeof decision);
+    decision.struct_size = sizeof decision;
+    if (net->intercept_request(net->header.context, &request, &decision) != PINCER_OK) {
+        call->fail(call, net->last_error(net->header.context));
+        return PINCER_FAILED;
+    }
+    id = net->begin(net->header.context, &request);
+    if (id != 0) {
+        if (decision.action == PINCER_NETWORK_RESPOND) {
+            net->annotate(net->header.context, id, PINCER_NETWORK_STUBBED, decision.interventions_json);
+            net->complete(net->header.context, id, &decision.response);
+        } else if (decision.action == PINCER_NETWORK_FAIL) {
+            net->annotate(net->header.context, id, 0, decision.interventions_json);
+            net->fail(net->header.context, id, decision.error_text, NULL);
+        }
+    }
+    if (decision.action == PINCER_NETWORK_RESPOND)
+        what = "respond";
+    else if (decision.action == PINCER_NETWORK_FAIL)
+        what = "fail";
+    snprintf(text, sizeof text, "t%llu|%s|%d|%.*s|%llu|%s", (unsigned long long)rule, what,
+             decision.action == PINCER_NETWORK_FAIL ? (int)decision.error_code : (int)decision.response.status,
+             decision.action == PINCER_NETWORK_RESPOND ? (int)decision.response.body_length : (int)strlen(decision.request.url),
+             decision.action == PINCER_NETWORK_RESPOND ? (const char *)decision.response.body : decision.request.url,
+             (unsigned long long)id, decision.interventions_json);
+    net->finish_interception(net->header.context, decision.handle);
+    if (rule != 0 && !keep)
+        net->remove_transient_rule(net->header.context, rule);
+    call->return_string(call, text);
+    return PINCER_OK;
+}
+
 /* What an app's string lookup does: pass the resolved text through
  * pincer.l10n/1, growing the buffer when the result does not fit. Returns
  * "<text>|<modes bits>|<layout rtl>|<last_error when unchanged>". */
@@ -622,6 +677,7 @@ static pincer_status_t init(void *context, const pincer_host_t *h, pincer_call_t
           "status_text: string, response_headers: string, response_body: string, redirect: string, server_ip: string, "
           "error: string) -> string", (pincer_typed_fn_t)record_exchange },
         { "redact-name(name: string) -> string", (pincer_typed_fn_t)redact_name },
+        { "intercept(rule: string, method: string, url: string, keep: bool = false) -> string", (pincer_typed_fn_t)intercept },
         { "localize(key: string, value: string, table: string = \"\") -> string", (pincer_typed_fn_t)localize },
         { "l10n-mode(bit: i32, on: bool) -> void", (pincer_typed_fn_t)l10n_mode },
         { "where() -> string", (pincer_typed_fn_t)where },
