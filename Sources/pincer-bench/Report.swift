@@ -19,6 +19,8 @@ struct Report: Sendable {
     var flags: FlagsFigures?
     var flagsError: String?
     var net: NetFigures?
+    var intercept: InterceptFigures?
+    var interceptError: String?
     var l10n: L10nFigures?
     var l10nError: String?
     var a11y: A11yFigures?
@@ -32,7 +34,7 @@ struct Report: Sendable {
 
     /// Every part that ran met its target, and none failed to measure.
     var passed: Bool {
-        dispatchError == nil && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil && locError == nil && dbError == nil && rpcError == nil
+        dispatchError == nil && interceptError == nil && (intercept?.passed ?? true) && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil && locError == nil && dbError == nil && rpcError == nil
             && (dispatch?.passed ?? true) && (startup?.passed ?? true) && (flags?.passed ?? true) && (net?.passed ?? true)
             && (l10n?.passed ?? true) && (a11y?.passed ?? true) && (loc?.passed ?? true) && (db?.passed ?? true)
             && (rpc?.passed ?? true)
@@ -135,6 +137,15 @@ struct Report: Sendable {
                 lines.append("")
                 lines.append(row(name, "error: \(error)", "", "FAIL"))
             }
+        }
+        part("intercept", intercept, interceptError) { i, row in
+            [row("intercept", "request, \(i.rules) rules, none matching", "\(Format.fixed(i.rulesNanoseconds / 1000, 2)) us",
+                 "(intercept_request + finish through pincer.network/1, in process)"),
+             row("", "request, no rules (baseline)", "\(Format.fixed(i.noRulesNanoseconds / 1000, 2)) us", "(the same call; the rules file checked)"),
+             row("", "added by \(i.rules) rules", "\(Format.fixed(i.addedMicroseconds, 2)) us",
+                 "ratio \(Format.ratio(i.ratio)); target: <= \(Format.fixed(InterceptFigures.targetAddedMicroseconds, 0)) us  \(Report.verdict(i.passed))"),
+             row("", "info: the matching mock answered", "\(Format.fixed(i.matchingNanoseconds / 1000, 2)) us", "(its response built in C memory)"),
+             row("", "info: \(i.rules) rules without a domain", "\(Format.fixed(i.unindexedNanoseconds / 1000, 2)) us", "(path: only: each is matched in turn)")]
         }
         part("l10n", l10n, l10nError) { l10nText($0, row: $1) }
         part("a11y", a11y, a11yError) { a11yText($0, row: $1) }
@@ -242,6 +253,17 @@ struct Report: Sendable {
             members.append(("flags", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         if let n = net { members.append(("net", netJSON(n))) }
+        if let i = intercept {
+            members.append(("intercept", .object([
+                ("rules", .int(Int64(i.rules))), ("requests_per_round", .int(Int64(i.requests))),
+                ("no_rules_us", .rounded(i.noRulesNanoseconds / 1000, 3)), ("rules_us", .rounded(i.rulesNanoseconds / 1000, 3)),
+                ("added_us", .rounded(i.addedMicroseconds, 3)), ("ratio", .rounded(i.ratio, 3)),
+                ("matching_mock_us", .rounded(i.matchingNanoseconds / 1000, 3)), ("unindexed_rules_us", .rounded(i.unindexedNanoseconds / 1000, 3)),
+                ("target_added_us", .double(InterceptFigures.targetAddedMicroseconds)), ("pass", .bool(i.passed)),
+            ])))
+        } else if let e = interceptError {
+            members.append(("intercept", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
         if let l = l10n {
             members.append(("l10n", l10nJSON(l)))
         } else if let e = l10nError {

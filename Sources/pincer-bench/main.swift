@@ -64,6 +64,14 @@ if options.runsNet {
     for (part, message) in net.errors { printError("pincer-bench: net: \(part): \(message)") }
     report.net = net
 }
+if options.runsIntercept {
+    do {
+        report.intercept = try InterceptBench.run()
+    } catch {
+        report.interceptError = error.message
+        printError("pincer-bench: intercept: \(error.message)")
+    }
+}
 if options.runsL10n {
     do {
         let l10n = try L10nBench.run(strings: options.strings)
