@@ -59,35 +59,39 @@ public struct NetworkRecorder: @unchecked Sendable {
     /// nil when the logger stores nothing for it (an ignored host, or a record
     /// it refused: `lastError` says why). Then record nothing more for it.
     public func begin(method: String, url: String, headers: [HTTPHeader], body: Data?, startedAt: Date) -> UInt64? {
-        let id: UInt64 = CStrings.withHeaders(headers) { cHeaders, count in
+        let id: UInt64 = withRequest(method: method, url: url, headers: headers, body: body) { request in
+            request.pointee.started_at = startedAt.timeIntervalSince1970
+            return table.pointee.begin(context, request)
+        }
+        return id == 0 ? nil : id
+    }
+
+    /// A request record for one call into the table.
+    private func withRequest<R>(method: String, url: String, headers: [HTTPHeader], body: Data?,
+                                _ call: (UnsafeMutablePointer<pincer_network_request_t>) -> R) -> R {
+        CStrings.withHeaders(headers) { cHeaders, count in
             withBytes(body) { bytes, length in
                 method.withCString { cMethod in
                     url.withCString { cURL in
                         var request = pincer_network_request_t()
                         request.struct_size = UInt32(MemoryLayout<pincer_network_request_t>.size)
-                        request.flags = 0
                         request.method = cMethod
                         request.url = cURL
                         request.headers = cHeaders
                         request.header_count = count
                         request.body = bytes
                         request.body_length = length
-                        request.started_at = startedAt.timeIntervalSince1970
-                        return table.pointee.begin(context, &request)
+                        return call(&request)
                     }
                 }
             }
         }
-        return id == 0 ? nil : id
     }
 
-    /// Completes entry `id` with a response. Returns false when the logger
-    /// refused it (evicted entry, bad record: `lastError` says why).
-    @discardableResult
-    public func complete(id: UInt64, status: Int, statusText: String?, httpVersion: String?,
-                         headers: [HTTPHeader], body: Data, redirectURL: String?,
-                         timings: CaptureTimings) -> Bool {
-        let status: pincer_status_t = CStrings.withHeaders(headers) { cHeaders, count in
+    /// A response record for one call into the table.
+    private func withResponse<R>(status: Int, statusText: String?, httpVersion: String? = nil, headers: [HTTPHeader], body: Data,
+                                 redirectURL: String? = nil, _ call: (UnsafeMutablePointer<pincer_network_response_t>) -> R) -> R {
+        CStrings.withHeaders(headers) { cHeaders, count in
             withBytes(body) { bytes, length in
                 CStrings.withOptional(statusText) { cStatusText in
                     CStrings.withOptional(httpVersion) { cVersion in
@@ -103,12 +107,24 @@ public struct NetworkRecorder: @unchecked Sendable {
                             response.body_length = length
                             response.redirect_url = cRedirect
                             response.server_ip = nil
-                            response.timings = timings.cValue
-                            return table.pointee.complete(context, id, &response)
+                            return call(&response)
                         }
                     }
                 }
             }
+        }
+    }
+
+    /// Completes entry `id` with a response. Returns false when the logger
+    /// refused it (evicted entry, bad record: `lastError` says why).
+    @discardableResult
+    public func complete(id: UInt64, status: Int, statusText: String?, httpVersion: String?,
+                         headers: [HTTPHeader], body: Data, redirectURL: String?,
+                         timings: CaptureTimings) -> Bool {
+        let status: pincer_status_t = withResponse(status: status, statusText: statusText, httpVersion: httpVersion, headers: headers,
+                                                   body: body, redirectURL: redirectURL) { response in
+            response.pointee.timings = timings.cValue
+            return table.pointee.complete(context, id, response)
         }
         return status == PINCER_OK
     }
@@ -158,48 +174,22 @@ public struct NetworkRecorder: @unchecked Sendable {
     /// Asks the rules what to do with a request; nil when the logger cannot intercept.
     func intercept(method: String, url: String, headers: [HTTPHeader], body: Data?) -> InterceptionDecision? {
         guard canIntercept, let call = table.pointee.intercept_request else { return nil }
-        return CStrings.withHeaders(headers) { cHeaders, count in
-            withBytes(body) { bytes, length in
-                method.withCString { cMethod in
-                    url.withCString { cURL in
-                        var request = pincer_network_request_t()
-                        request.struct_size = UInt32(MemoryLayout<pincer_network_request_t>.size)
-                        request.method = cMethod
-                        request.url = cURL
-                        request.headers = cHeaders
-                        request.header_count = count
-                        request.body = bytes
-                        request.body_length = length
-                        var d = pincer_network_decision_t()
-                        d.struct_size = UInt32(MemoryLayout<pincer_network_decision_t>.size)
-                        guard call(context, &request, &d) == PINCER_OK else { return nil }
-                        return InterceptionDecision(d)
-                    }
-                }
-            }
+        return withRequest(method: method, url: url, headers: headers, body: body) { request in
+            var d = pincer_network_decision_t()
+            d.struct_size = UInt32(MemoryLayout<pincer_network_decision_t>.size)
+            guard call(context, request, &d) == PINCER_OK else { return nil }
+            return InterceptionDecision(d)
         }
     }
 
     /// The response the app receives for `response`, after the rules of interception `handle`.
     func interceptResponse(_ handle: UInt64, status: Int, statusText: String?, headers: [HTTPHeader], body: Data) -> InterceptionDecision? {
         guard canIntercept, let call = table.pointee.intercept_response else { return nil }
-        return CStrings.withHeaders(headers) { cHeaders, count in
-            withBytes(body) { bytes, length in
-                CStrings.withOptional(statusText) { cText in
-                    var response = pincer_network_response_t()
-                    response.struct_size = UInt32(MemoryLayout<pincer_network_response_t>.size)
-                    response.status = Int32(clamping: status)
-                    response.status_text = cText
-                    response.headers = cHeaders
-                    response.header_count = count
-                    response.body = bytes
-                    response.body_length = length
-                    var d = pincer_network_decision_t()
-                    d.struct_size = UInt32(MemoryLayout<pincer_network_decision_t>.size)
-                    guard call(context, handle, &response, &d) == PINCER_OK else { return nil }
-                    return InterceptionDecision(d)
-                }
-            }
+        return withResponse(status: status, statusText: statusText, headers: headers, body: body) { response in
+            var d = pincer_network_decision_t()
+            d.struct_size = UInt32(MemoryLayout<pincer_network_decision_t>.size)
+            guard call(context, handle, response, &d) == PINCER_OK else { return nil }
+            return InterceptionDecision(d)
         }
     }
 
