@@ -45,7 +45,7 @@ final class LoaderTests: XCTestCase {
             "no_entry": ["missing entry function pincer_plugin_entry"],
             "declines": ["returned NULL", "declined"],
             "bad_magic": ["bad magic", "field magic is 0xDEADBEEF", "expected 0x52434E50"],
-            "abi_major": ["ABI major mismatch", "field abi_major is 2", "ABI 1.5"],
+            "abi_major": ["ABI major mismatch", "field abi_major is 2", "ABI 1.\(PINCER_ABI_MINOR)"],
             "small_record": ["record too small", "field struct_size is 8", "1.0 pincer_plugin_t is \(MemoryLayout<pincer_plugin_t>.offset(of: \.sync_entries)!) bytes"],
             "missing_field": ["missing required field", "name", "init"],
             "duplicate_id": ["duplicate plugin id 'test.good'", "good.so"],
