@@ -148,11 +148,13 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
                     return s.fail(PINCER_INVALID_ARGUMENT, "intercept_request: request is NULL or its struct_size is too small")
                 }
                 InterceptionTable.untouched(request.pointee, into: decision)
-                guard let r = NetworkService.intercepted(request.pointee) else {
+                guard NetworkService.isComplete(request.pointee) else {
                     return s.fail(PINCER_INVALID_ARGUMENT, "intercept_request: method and url are required, and every header needs a name and a value")
                 }
+                // No rules (the common case): nothing of the request is copied.
                 let engine = logger.interception.engine
                 if engine.isEmpty { return PINCER_OK }
+                guard let r = NetworkService.intercepted(request.pointee) else { return PINCER_OK }
                 let d = engine.decide(r)
                 if d.isUntouched { return PINCER_OK }
                 s.interceptions.start(d, engine: engine, into: decision)
@@ -212,6 +214,17 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
             }
         }
         return t
+    }
+
+    /// Method and URL present, every header with a name and a value, a body
+    /// pointer where there is a length: what `intercepted` needs, checked
+    /// without copying.
+    static func isComplete(_ r: pincer_network_request_t) -> Bool {
+        guard let method = r.method, r.url != nil, method.pointee != 0 else { return false }
+        if r.body_length > 0, r.body == nil { return false }
+        guard r.header_count > 0 else { return true }
+        guard let list = r.headers else { return false }
+        return (0..<Int(r.header_count)).allSatisfy { list[$0].name != nil && list[$0].value != nil }
     }
 
     /// The engine's view of a C request; nil when a required field is missing.
