@@ -77,6 +77,13 @@
 //                                            --strict) and the commands shell, ps, attach and tail are
 //                                            usage errors (exit 2). This is how `pincer attach` gives
 //                                            every shell command against the app.
+//                                            "answers": true says the client can answer questions
+//                                            (pincer_call_t.ask): they come as "ask" notifications
+//                                            with this id, and `answer` replies; without it a
+//                                            command's questions get no answer (NULL).
+//   answer      {"id","text"}             -> {"answered": bool}: the answer (a string, or null for
+//                                            none: input ended) to the "ask" of request `id`.
+//                                            false: no question of that request is waiting.
 //
 //   With allow_changes false, invoke of a command that changes state
 //   (PINCER_COMMAND_CHANGES_STATE), set, and shell commands that change
@@ -87,6 +94,7 @@
 // NOTIFICATIONS (server to client; no id)
 //   event    {"subscription","seq","topic","payload"}  payload: the event's JSON, or a string
 //   output   {"id","stream":"stdout"|"stderr","text"}
+//   ask      {"id","question"}   request `id` (a shell with "answers") waits for an `answer`
 //   dropped  {"count"}   this many events were not sent: the client's queue was full (or an event
 //                        was longer than the limit)
 //
@@ -120,11 +128,11 @@ public enum ControlProtocol {
     public static let heldEvents = 1024
 
     public enum Method: String, CaseIterable, Sendable {
-        case hello, describe, invoke, get, set, cancel, subscribe, unsubscribe, shell
+        case hello, describe, invoke, get, set, cancel, subscribe, unsubscribe, shell, answer
     }
 
     public enum Notification: String, Sendable {
-        case event, output, dropped
+        case event, output, dropped, ask
     }
 
     public enum ErrorCode: Int64, Sendable {

@@ -36,6 +36,9 @@ final class ClientConnection: Sendable {
     private let runningWorkers = Atomic<Int>(0)
     /// The client closed its side (read end of file): no more requests.
     private let ended = Atomic<Bool>(false)
+    /// Questions of running shell requests (pincer_call_t.ask) by request:
+    /// nil while waiting, then the answer (whose own nil is "none").
+    private let questions = Mutex<[RequestID: String??]>([:])
 
     init(fd: Int32, core: ServerCore) {
         self.fd = fd
@@ -80,7 +83,9 @@ final class ClientConnection: Sendable {
         queue.descriptorClosed()
         Glibc.close(fd)
         core.router.removeAll(of: self)
-        requests.withLock { $0.removeAll() }
+        // A command still running for a client that is gone (a watch, a
+        // question) learns it through is_cancelled, and stops.
+        for token in requests.withLock({ table in defer { table.removeAll() }; return Array(table.values) }) { token.cancel() }
     }
 
     // MARK: requests
@@ -97,7 +102,7 @@ final class ClientConnection: Sendable {
         }
         let token = RequestToken(id: request.id)
         switch request.method {
-        case .hello, .cancel, .unsubscribe:
+        case .hello, .cancel, .unsubscribe, .answer:
             // Quick and free of plugin calls: answered here, in order, even
             // when every worker is busy.
             sendResponse(request.id, Result { () throws(MethodError) -> JSON in try perform(request, token) })
@@ -164,6 +169,33 @@ final class ClientConnection: Sendable {
         token.cancel()
         sendResponse(id, .failure(MethodError(.cancelled, "cancelled by the client")))
         return true
+    }
+
+    // MARK: questions
+
+    /// pincer_call_t.ask for a shell request whose client answers: sends an
+    /// "ask" notification and waits for the `answer`; nil when the request
+    /// is cancelled or the client goes first.
+    func ask(_ token: RequestToken, _ question: String) -> String? {
+        guard !token.isCancelled else { return nil }
+        questions.withLock { $0[token.id] = .some(nil) }
+        defer { _ = questions.withLock { $0.removeValue(forKey: token.id) } }
+        push(ControlProtocol.notification(.ask, .object([("id", token.id.json), ("question", .string(question))])).serializedBytes(), .reply)
+        while !token.isCancelled && !ended.load(ordering: .relaxed) {
+            // A person answers: polling every 20 ms costs nothing they notice.
+            if case .some(.some(let answer)) = questions.withLock({ $0[token.id] }) { return answer }
+            usleep(20_000)
+        }
+        return nil
+    }
+
+    /// `answer`: hands `text` to the question request `id` waits on.
+    func answer(_ id: RequestID, _ text: String?) -> Bool {
+        questions.withLock { table in
+            guard case .some(.none) = table[id] else { return false }
+            table[id] = .some(.some(text))
+            return true
+        }
     }
 
     // MARK: sending

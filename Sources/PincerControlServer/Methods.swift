@@ -22,6 +22,7 @@ extension ClientConnection {
         case .subscribe: return try subscribe(params)
         case .unsubscribe: return .object([("unsubscribed", .bool(core.router.unsubscribe(try params.int("subscription"), of: self)))])
         case .shell: return try shell(params, token)
+        case .answer: return try answerQuestion(params)
         }
     }
 
@@ -111,6 +112,17 @@ extension ClientConnection {
         return host.entryJSON(e, pinned: Set(host.pinnedEntryIDs()))
     }
 
+    private func answerQuestion(_ params: Params) throws(MethodError) -> JSON {
+        guard let value = params["id"], let id = RequestID(value) else {
+            throw .params("params.id must be the id (a string or an integer) of the request that asked")
+        }
+        let text = params["text"]
+        guard text == nil || text == .null || text?.stringValue != nil else {
+            throw .params("params.text must be a string, or null for no answer, not \(text!.typeName)")
+        }
+        return .object([("answered", .bool(answer(id, text?.stringValue)))])
+    }
+
     private func cancelRequest(_ params: Params) throws(MethodError) -> JSON {
         guard let value = params["id"], let id = RequestID(value) else {
             throw .params("params.id must be the id (a string or an integer) of a request in progress")
@@ -146,7 +158,12 @@ extension ClientConnection {
             guard let b = value.boolValue else { throw .params("params.terminal must be a boolean, not \(value.typeName)") }
             terminal = b
         }
-        let shell = Shell(host: host, console: RemoteConsole(client: self, token: token, isTerminal: terminal))
+        var answers = false
+        if let value = params["answers"] {
+            guard let b = value.boolValue else { throw .params("params.answers must be a boolean, not \(value.typeName)") }
+            answers = b
+        }
+        let shell = Shell(host: host, console: RemoteConsole(client: self, token: token, isTerminal: terminal, answers: answers))
         shell.allowsChanges = core.options.allowChanges
         shell.cancellation = token.cancellation
         defer { shell.close() }
@@ -163,13 +180,18 @@ final class RemoteConsole: Console {
     private let token: RequestToken
     /// Whether the client's standard output is a terminal (pretty JSON).
     let isTerminal: Bool
+    /// Whether the client answers "ask" notifications.
+    let answers: Bool
 
-    init(client: ClientConnection, token: RequestToken, isTerminal: Bool) {
+    init(client: ClientConnection, token: RequestToken, isTerminal: Bool, answers: Bool) {
         self.client = client
         self.token = token
         self.isTerminal = isTerminal
+        self.answers = answers
     }
 
     func out(_ text: String) { client.sendOutput(token, stream: "stdout", text: text) }
     func err(_ text: String) { client.sendOutput(token, stream: "stderr", text: text) }
+    var canAsk: Bool { answers }
+    func ask(_ question: String) -> String? { answers ? client.ask(token, question) : nil }
 }

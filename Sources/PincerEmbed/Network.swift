@@ -87,7 +87,7 @@ final class NetworkProxy: @unchecked Sendable {
             }
             return real.pointee.last_error!(c)
         }
-        // Version 1.1 and 1.2 slots, forwarded when the plugin's table has them.
+        // Version 1.1, 1.2 and 1.3 slots, forwarded when the plugin's table has them.
         let realSize = Int(real.pointee.header.struct_size)
         func has<T>(_ slot: KeyPath<pincer_network_service_t, T>) -> Bool {
             MemoryLayout<pincer_network_service_t>.offset(of: slot).map { realSize >= $0 + MemoryLayout<T>.size } ?? false
@@ -128,6 +128,20 @@ final class NetworkProxy: @unchecked Sendable {
             t.remove_transient_rule = { context, rule in
                 guard let (real, c) = NetworkProxy.live(context) else { return PINCER_FAILED }
                 return real.pointee.remove_transient_rule!(c, rule)
+            }
+        }
+        if has(\.await_release), real.pointee.await_release != nil {
+            t.await_release = { context, handle, decision in
+                // Also after a stop: a held exchange still ends (at its timeout at the latest).
+                guard let context else { return PINCER_NOT_FOUND }
+                let proxy = Unmanaged<NetworkProxy>.fromOpaque(context).takeUnretainedValue()
+                return proxy.real.pointee.await_release!(proxy.real.pointee.header.context, handle, decision)
+            }
+        }
+        if has(\.set_replayer), real.pointee.set_replayer != nil {
+            t.set_replayer = { context, replay, replayContext in
+                guard let (real, c) = NetworkProxy.live(context) else { return PINCER_FAILED }
+                return real.pointee.set_replayer!(c, replay, replayContext)
             }
         }
         table = .allocate(capacity: 1)

@@ -34,9 +34,13 @@ public final class Command: @unchecked Sendable {
     let context: UnsafeMutableRawPointer?
     /// Serialises calls into the owning plugin.
     let gate: Lock
+    /// PINCER_COMMAND_CONCURRENT: called without taking `gate`.
+    let runsConcurrently: Bool
 
     init(fullName: String, signature: Signature, summary: String, details: String, changesState: Bool, returnsJSON: Bool,
-         pluginID: String, implementation: Implementation, context: UnsafeMutableRawPointer?, gate: Lock) {
+         pluginID: String, implementation: Implementation, context: UnsafeMutableRawPointer?, gate: Lock,
+         runsConcurrently: Bool = false) {
+        self.runsConcurrently = runsConcurrently
         self.fullName = fullName
         self.signature = signature
         self.summary = summary
@@ -59,10 +63,11 @@ public final class Command: @unchecked Sendable {
     /// `output` receives what the command shows while it runs (pincer_call_t.output);
     /// `json` is what pincer_call_t.output_format tells the plugin;
     /// `cancellation` what pincer_call_t.is_cancelled reports.
+    /// `ask` answers pincer_call_t.ask (nil: nobody can answer).
     public func invoke(_ arguments: [Value], output: (@Sendable (String) -> Void)? = nil, json: Bool = false,
-                       cancellation: Cancellation? = nil) throws(CommandFailure) -> Value {
+                       cancellation: Cancellation? = nil, ask: (@Sendable (String) -> String?)? = nil) throws(CommandFailure) -> Value {
         let call = try PreparedCall(command: self, arguments: arguments)
-        return try call.invoke(output: output, json: json, cancellation: cancellation)
+        return try call.invoke(output: output, json: json, cancellation: cancellation, ask: ask)
     }
 
     /// Whether the command is known from the plugin registry only (its plugin is not loaded yet).
@@ -242,15 +247,18 @@ public final class PreparedCall {
 
     /// Makes the call. Serialised with the plugin's other callbacks.
     public func invoke(output: (@Sendable (String) -> Void)? = nil, json: Bool = false,
-                       cancellation: Cancellation? = nil) throws(CommandFailure) -> Value {
+                       cancellation: Cancellation? = nil, ask: (@Sendable (String) -> String?)? = nil) throws(CommandFailure) -> Value {
         reply.reset()
         reply.output = output
         reply.cancellation = cancellation
+        reply.ask = ask
+        defer { reply.ask = nil }
         reply.outputFormat = json ? PINCER_OUTPUT_JSON : PINCER_OUTPUT_TEXT
         result.pointee = pincer_value_t()
         result.pointee.type = resultType.tag
         var status: UInt32 = 0
-        command.gate.lock()
+        let gated = !command.runsConcurrently
+        if gated { command.gate.lock() }
         switch command.implementation {
         case .typed(let fn, let cif):
             var rc: ffi_arg = 0
@@ -261,7 +269,7 @@ public final class PreparedCall {
         case .deferred:
             preconditionFailure("PreparedCall.init resolves a deferred command")
         }
-        command.gate.unlock()
+        if gated { command.gate.unlock() }
         guard status == PINCER_OK else {
             let message = reply.failure.flatMap { $0.isEmpty ? nil : $0 }
                 ?? "\(command.fullName) failed (\(Status.name(status))) without a message"

@@ -528,7 +528,8 @@ public final class Host: @unchecked Sendable {
         let command = Command(fullName: "\(plugin.info.shortName).\(signature.name)", signature: signature,
                               summary: Identifier.string(r.summary) ?? "", details: Identifier.string(r.details) ?? "",
                               changesState: r.flags & PINCER_COMMAND_CHANGES_STATE != 0, returnsJSON: returnsJSON, pluginID: plugin.info.id,
-                              implementation: implementation, context: r.context, gate: plugin.gate)
+                              implementation: implementation, context: r.context, gate: plugin.gate,
+                              runsConcurrently: r.flags & PINCER_COMMAND_CONCURRENT != 0)
         return lock.withLock {
             if let existing = commandTable[command.fullName], !(existing.isDeferred && existing.pluginID == plugin.info.id) {
                 return plugin.failed(PINCER_DUPLICATE, "add_command: command '\(command.fullName)' is already registered")

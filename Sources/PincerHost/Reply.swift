@@ -1,5 +1,8 @@
 import CPincerSDK
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A caller giving up on a call (Ctrl-C, --timeout, a JSON-RPC `cancel`):
 /// what pincer_call_t.is_cancelled (ABI 1.4) reports to the plugin. Set
@@ -24,6 +27,12 @@ final class Reply {
     var outputFormat: UInt32 = PINCER_OUTPUT_TEXT
     /// What pincer_call_t.is_cancelled reads; nil is never cancelled.
     var cancellation: Cancellation?
+    /// Answers pincer_call_t.ask; nil: nobody can answer.
+    var ask: (@Sendable (String) -> String?)?
+    /// The last answer, kept as C text until the next ask or the reply's end.
+    private var answer: UnsafeMutablePointer<CChar>?
+
+    deinit { free(answer) }
 
     func reset() {
         failure = nil
@@ -56,6 +65,15 @@ final class Reply {
         }
         call.output_format = { call in Reply.from(call)?.outputFormat ?? PINCER_OUTPUT_TEXT }
         call.is_cancelled = { call in Reply.from(call)?.cancellation?.isCancelled ?? false }
+        call.ask = { call, question in
+            guard let reply = Reply.from(call), let ask = reply.ask, let question else { return nil }
+            if reply.cancellation?.isCancelled == true { return nil }
+            free(reply.answer)
+            reply.answer = nil
+            guard let line = ask(String(cString: question)) else { return nil }
+            reply.answer = strdup(line)
+            return UnsafePointer(reply.answer)
+        }
         return call
     }
 

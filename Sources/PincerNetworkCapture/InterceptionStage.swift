@@ -7,7 +7,7 @@ import FoundationNetworking
 /// A decision of the logger's rules, copied out of the C record (whose
 /// memory lives until `finishInterception`).
 struct InterceptionDecision: Sendable {
-    enum Action: Sendable { case send, respond, fail }
+    enum Action: Sendable { case send, respond, fail, hold }
     var action: Action
     var method: String
     var url: String
@@ -29,6 +29,7 @@ struct InterceptionDecision: Sendable {
         switch d.action {
         case PINCER_NETWORK_RESPOND: action = .respond
         case PINCER_NETWORK_FAIL: action = .fail
+        case PINCER_NETWORK_HOLD: action = .hold
         default: action = .send
         }
         method = d.request.method.map { String(cString: $0) } ?? "GET"
@@ -74,17 +75,15 @@ public struct InterceptionStage: CaptureStage {
 
     public func process(_ request: CaptureRequest, next: CaptureNext) async -> CaptureOutcome {
         guard recorder.canIntercept, let url = request.url?.absoluteString,
-              let d = recorder.intercept(method: request.method, url: url, headers: request.headersAsSent, body: request.body),
+              var d = recorder.intercept(method: request.method, url: url, headers: request.headersAsSent, body: request.body),
               d.touched else { return await next(request) }
         defer { recorder.finishInterception(d.handle) }
+        // A breakpoint holds the request until a person (or its timeout) lets it go.
+        if d.action == .hold, let released = await recorder.awaitRelease(d.handle) { d = released }
         if d.delayMs > 0 { try? await Task.sleep(nanoseconds: UInt64(min(d.delayMs, 30_000) * 1_000_000)) }
         switch d.action {
         case .fail:
-            var info: [String: Any] = [NSLocalizedDescriptionKey: d.errorText]
-            if let u = request.url { info[NSURLErrorFailingURLErrorKey] = u }
-            var failure = CaptureFailure(error: NSError(domain: NSURLErrorDomain, code: d.errorCode, userInfo: info))
-            failure.interventions = d.interventions
-            return .failure(failure)
+            return .failure(failure(request.url, d))
         case .respond:
             // A mock under a bandwidth limit takes the time its body would.
             if d.receiveLimit > 0, !d.responseBody.isEmpty {
@@ -92,7 +91,7 @@ public struct InterceptionStage: CaptureStage {
             }
             return .response(response(for: request.url, status: d.status, statusText: d.statusText, headers: d.responseHeaders,
                                       body: d.responseBody, interventions: d.interventions, stubbed: true))
-        case .send:
+        case .send, .hold: // .hold: the logger could not say what became of it; send as decided
             var changed = request
             if let target = URL(string: d.url) { changed.urlRequest.url = target }
             changed.urlRequest.httpMethod = d.method
@@ -108,17 +107,28 @@ public struct InterceptionStage: CaptureStage {
                 failure.interventions = d.interventions
                 return .failure(failure)
             case .response(let r):
-                guard let after = recorder.interceptResponse(d.handle, status: r.statusCode, statusText: r.reasonPhrase, headers: r.headers, body: r.body) else {
+                guard var after = recorder.interceptResponse(d.handle, status: r.statusCode, statusText: r.reasonPhrase, headers: r.headers, body: r.body) else {
                     var same = r
                     same.interventions = d.interventions
                     return .response(same)
                 }
+                if after.action == .hold, let released = await recorder.awaitRelease(d.handle) { after = released }
+                if after.action == .fail { return .failure(failure(request.url, after)) }
                 var out = response(for: r.response.url ?? request.url, status: after.status, statusText: after.statusText,
                                    headers: after.responseHeaders, body: after.responseBody, interventions: after.interventions, stubbed: false)
                 out.timings = r.timings
                 return .response(out)
             }
         }
+    }
+
+    /// The error the app's client gets for a FAIL decision.
+    private func failure(_ url: URL?, _ d: InterceptionDecision) -> CaptureFailure {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: d.errorText]
+        if let url { info[NSURLErrorFailingURLErrorKey] = url }
+        var failure = CaptureFailure(error: NSError(domain: NSURLErrorDomain, code: d.errorCode, userInfo: info))
+        failure.interventions = d.interventions
+        return failure
     }
 
     private func response(for url: URL?, status: Int, statusText: String?, headers: [HTTPHeader], body: Data,

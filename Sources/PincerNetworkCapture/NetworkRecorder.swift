@@ -1,5 +1,8 @@
 import CPincerSDK
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The network logger's recording service, "pincer.network/1" (see
 /// SDK/include/pincer/network.h), seen from Swift.
@@ -171,12 +174,27 @@ public struct NetworkRecorder: @unchecked Sendable {
             && table.pointee.intercept_response != nil && table.pointee.finish_interception != nil && table.pointee.annotate != nil
     }
 
+    /// The size of the table up to and including await_release (1.3, ABI 1.7).
+    static let version13Size = MemoryLayout<pincer_network_service_t>.offset(of: \.await_release)! + MemoryLayout<UnsafeRawPointer?>.size
+
+    /// Whether breakpoints can hold exchanges (the logger has await_release).
+    var canHold: Bool {
+        Int(table.pointee.header.struct_size) >= NetworkRecorder.version13Size && table.pointee.await_release != nil
+    }
+
+    /// A decision record for the service to fill; it may answer HOLD when we can wait.
+    private func emptyDecision() -> pincer_network_decision_t {
+        var d = pincer_network_decision_t()
+        d.struct_size = UInt32(MemoryLayout<pincer_network_decision_t>.size)
+        if canHold { d.accepts = PINCER_NETWORK_ACCEPTS_HOLD }
+        return d
+    }
+
     /// Asks the rules what to do with a request; nil when the logger cannot intercept.
     func intercept(method: String, url: String, headers: [HTTPHeader], body: Data?) -> InterceptionDecision? {
         guard canIntercept, let call = table.pointee.intercept_request else { return nil }
         return withRequest(method: method, url: url, headers: headers, body: body) { request in
-            var d = pincer_network_decision_t()
-            d.struct_size = UInt32(MemoryLayout<pincer_network_decision_t>.size)
+            var d = emptyDecision()
             guard call(context, request, &d) == PINCER_OK else { return nil }
             return InterceptionDecision(d)
         }
@@ -186,10 +204,29 @@ public struct NetworkRecorder: @unchecked Sendable {
     func interceptResponse(_ handle: UInt64, status: Int, statusText: String?, headers: [HTTPHeader], body: Data) -> InterceptionDecision? {
         guard canIntercept, let call = table.pointee.intercept_response else { return nil }
         return withResponse(status: status, statusText: statusText, headers: headers, body: body) { response in
-            var d = pincer_network_decision_t()
-            d.struct_size = UInt32(MemoryLayout<pincer_network_decision_t>.size)
+            var d = emptyDecision()
             guard call(context, handle, response, &d) == PINCER_OK else { return nil }
             return InterceptionDecision(d)
+        }
+    }
+
+    /// What became of a held exchange (a HOLD decision), once a person or
+    /// the breakpoint's timeout released it. The wait is on a thread of its
+    /// own, so a breakpoint held for a minute ties up no thread of Swift's
+    /// small cooperative pool.
+    func awaitRelease(_ handle: UInt64) async -> InterceptionDecision? {
+        guard canHold, let wait = table.pointee.await_release else { return nil }
+        // The service's context and table live as long as the recorder.
+        nonisolated(unsafe) let context = self.context
+        let accepts = canHold
+        return await withCheckedContinuation { (c: CheckedContinuation<InterceptionDecision?, Never>) in
+            Thread.detachNewThread {
+                var d = pincer_network_decision_t()
+                d.struct_size = UInt32(MemoryLayout<pincer_network_decision_t>.size)
+                if accepts { d.accepts = PINCER_NETWORK_ACCEPTS_HOLD }
+                let rc = wait(context, handle, &d)
+                c.resume(returning: rc == PINCER_OK ? InterceptionDecision(d) : nil)
+            }
         }
     }
 
@@ -220,6 +257,28 @@ public struct NetworkRecorder: @unchecked Sendable {
     public func removeTransientRule(_ id: String) -> Bool {
         guard canIntercept, let remove = table.pointee.remove_transient_rule, id.hasPrefix("t"), let n = UInt64(id.dropFirst()) else { return false }
         return remove(context, n) == PINCER_OK
+    }
+
+    // MARK: Replay (version 1.3 of the table, ABI 1.7)
+
+    /// PINCER_NETWORK_REPLAY_HEADER: recorded, never sent.
+    public static let replayHeader = PINCER_NETWORK_REPLAY_HEADER
+
+    /// Lets `net.replay` send logged requests again through `session`, the
+    /// app's own (so its cookies and credentials come back). The session
+    /// should be one whose traffic is logged (`.pincerLogged`), or the replay
+    /// is sent but not recorded. False when the logger has no replay.
+    @discardableResult
+    public func enableReplay(through session: URLSession) -> Bool {
+        guard Int(table.pointee.header.struct_size) >= NetworkRecorder.version13Size + MemoryLayout<UnsafeRawPointer?>.size,
+              let set = table.pointee.set_replayer else { return false }
+        let sender = Unmanaged.passRetained(ReplaySender(session: session, recorder: self)).toOpaque()
+        let replay: pincer_network_replay_fn_t = { context, request in
+            guard let context, let request else { return PINCER_INVALID_ARGUMENT }
+            return Unmanaged<ReplaySender>.fromOpaque(context).takeUnretainedValue().send(request.pointee)
+        }
+        // The previous sender (if any) stays: a call may still be using it.
+        return set(context, replay, sender) == PINCER_OK
     }
 
     /// Why this thread's most recent failing call into the service failed.
@@ -278,5 +337,32 @@ enum CStrings {
             cHeaders.append(pincer_http_header_t(name: name, value: value))
         }
         return cHeaders.withUnsafeBufferPointer { body($0.baseAddress, UInt32($0.count)) }
+    }
+}
+
+/// net.replay's requests, sent through the app's session and waited for
+/// (on the replaying command's thread, which may wait).
+final class ReplaySender: Sendable {
+    let session: URLSession
+    let recorder: NetworkRecorder
+
+    init(session: URLSession, recorder: NetworkRecorder) {
+        self.session = session
+        self.recorder = recorder
+    }
+
+    func send(_ r: pincer_network_request_t) -> pincer_status_t {
+        guard let method = r.method, let url = r.url.flatMap({ URL(string: String(cString: $0)) }) else { return PINCER_INVALID_ARGUMENT }
+        var request = URLRequest(url: url)
+        request.httpMethod = String(cString: method)
+        for h in InterceptionDecision.headers(r.headers, r.header_count) { request.addValue(h.value, forHTTPHeaderField: h.name) }
+        if r.body_length > 0, let body = r.body { request.httpBody = Data(bytes: body, count: Int(r.body_length)) }
+        let done = DispatchSemaphore(value: 0)
+        // Answered or failed, the exchange is logged: the log says which.
+        session.dataTask(with: request) { _, _, _ in done.signal() }.resume()
+        done.wait()
+        // Recording runs on the recorder's queue: let it finish first.
+        recorder.flush()
+        return PINCER_OK
     }
 }

@@ -74,7 +74,12 @@ public struct RecordingStage: CaptureStage {
             guard !recorder.isIgnored(method: method, url: url) else { return }
             entry.id = recorder.begin(method: method, url: url, headers: headers, body: body, startedAt: started)
         }
-        let outcome = await next(request)
+        // net.replay's mark goes to the log (above), never to the server.
+        var sent = request
+        if request.urlRequest.value(forHTTPHeaderField: NetworkRecorder.replayHeader) != nil {
+            sent.urlRequest.setValue(nil, forHTTPHeaderField: NetworkRecorder.replayHeader)
+        }
+        let outcome = await next(sent)
         switch outcome {
         case .response(let response):
             let redirect = Redirects.follow(request, after: response)?.url?.absoluteString

@@ -438,12 +438,16 @@ public final class PluginHost: @unchecked Sendable {
     /// returns a value of the signature's result type.
     /// With `jsonResult`, the command returns one JSON document as its string
     /// result and the shell renders it (PINCER_COMMAND_JSON_RESULT).
+    /// With `concurrent`, the host may run it while other callbacks of the
+    /// plugin run (PINCER_COMMAND_CONCURRENT): the handler guards its own state.
     public func addCommand(_ signature: String, summary: String, details: String? = nil, changesState: Bool = false,
-                           jsonResult: Bool = false, _ handler: @escaping (Arguments) throws -> CommandValue) throws {
+                           jsonResult: Bool = false, concurrent: Bool = false,
+                           _ handler: @escaping (Arguments) throws -> CommandValue) throws {
         let arena = CStringArena()
         var c = pincer_command_t()
         c.struct_size = UInt32(MemoryLayout<pincer_command_t>.size)
         c.flags = (changesState ? PINCER_COMMAND_CHANGES_STATE : 0) | (jsonResult ? PINCER_COMMAND_JSON_RESULT : 0)
+            | (concurrent ? PINCER_COMMAND_CONCURRENT : 0)
         c.signature = arena.c(signature)
         c.summary = arena.c(summary)
         c.details = arena.c(details)

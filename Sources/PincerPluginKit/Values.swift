@@ -63,6 +63,16 @@ public struct Arguments {
         return isCancelled(call)
     }
 
+    /// Asks the person running the command and waits for one line
+    /// (pincer_call_t.ask, ABI 1.7); nil when nobody can answer (not
+    /// interactive, --json, input ended, cancelled) or on hosts without the
+    /// slot. A command must get on without answers.
+    public func ask(_ question: String) -> String? {
+        guard let call, Int(call.pointee.struct_size) >= MemoryLayout<pincer_call_t>.offset(of: \.ask)! + 8,
+              let ask = call.pointee.ask else { return nil }
+        return question.withCString { ask(call, $0) }.map { String(cString: $0) }
+    }
+
     /// Writes one JSON object as a line of live output (NDJSON under
     /// `--json`); callers build text lines themselves when `wantsJSON` is false.
     public func output(json: JSON) {

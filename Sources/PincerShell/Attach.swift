@@ -139,6 +139,7 @@ extension Shell {
 
     /// `pincer attach` without a command: every line runs in the app.
     private func remoteShell(_ session: AttachSession, forwarded: [String]) -> ExitCode {
+        session.answersQuestions = true
         let name = session.hello["app"]?["name"]?.stringValue ?? "app"
         let pid = session.hello["app"]?["pid"]?.int64Value ?? 0
         let loop = LineLoop(
@@ -189,7 +190,7 @@ extension Shell {
             case .dropped?:
                 let count = n.params["count"] ?? .null
                 printer.console.out(json ? JSON.object([("dropped", count)]).serialized() + "\n" : "dropped \(count.serialized())\n")
-            case .output?, nil:
+            case .output?, .ask?, nil:
                 break
             }
         }
@@ -226,11 +227,33 @@ final class AttachSession {
     /// prints JSON as the local one would on it.
     private let terminal: Bool
 
+    /// The client, for answers sent from the notification handler.
+    private final class Answerer: Sendable {
+        let client = Mutex<ControlClient?>(nil)
+
+        /// An "ask": the question shown, a line read from our input, the answer sent.
+        func answer(_ n: ControlNotification, _ console: Console) {
+            guard let id = n.params["id"], let question = n.params["question"]?.stringValue else { return }
+            console.out(question)
+            let line = readLine(strippingNewline: true)
+            // A terminal echoed the person's Enter; from a pipe, end the prompt's line ourselves.
+            if isatty(0) != 1 { console.out("\n") }
+            // Sending from the reader thread is safe: only waiting for a response is not.
+            _ = try? client.withLock { $0 }?.send(.answer, .object([("id", id), ("text", line.map(JSON.string) ?? .null)]))
+        }
+    }
+
+    /// Whether the app's commands may ask us questions: the person is at a
+    /// terminal, or feeds the REPL its lines.
+    var answersQuestions = isatty(0) == 1
+
     init(path: String, console: Console) throws(ShellError) {
         terminal = console.isTerminal
         let printer = LiveOutput(console: console)
         let captured = Captures()
+        let answerer = Answerer()
         client = try AttachSession.connect(path) { n in
+            if n.kind == .ask { return answerer.answer(n, printer.console) }
             guard n.kind == .output, let text = n.params["text"]?.stringValue else { return }
             let id = n.params["id"]?.int64Value ?? 0
             let wasCaptured = captured.texts.withLock { texts -> Bool in
@@ -242,6 +265,7 @@ final class AttachSession {
             if n.params["stream"]?.stringValue == "stderr" { printer.console.err(text) } else { printer.console.out(text) }
         }
         self.captured = captured
+        answerer.client.withLock { [client] in $0 = client }
         do { hello = try AttachSession.greet(client) } catch { throw AttachSession.shellError(error) }
     }
 
@@ -251,7 +275,8 @@ final class AttachSession {
     func run(_ argv: [String]) throws(ShellError) -> ExitCode {
         let result: JSON
         do {
-            result = try client.call(.shell, .object([("argv", .array(argv.map(JSON.string))), ("terminal", .bool(terminal))]))
+            result = try client.call(.shell, .object([("argv", .array(argv.map(JSON.string))), ("terminal", .bool(terminal)),
+                                                      ("answers", .bool(answersQuestions))]))
         } catch {
             if error.kind != .remote { isConnected = false }
             throw AttachSession.shellError(error)

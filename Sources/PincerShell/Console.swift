@@ -12,10 +12,16 @@ public protocol Console: AnyObject {
     func err(_ text: String)
     /// Whether standard output is a terminal (colour, alignment, progress).
     var isTerminal: Bool { get }
+    /// Whether `ask` can reach a person who answers (pincer_call_t.ask).
+    var canAsk: Bool { get }
+    /// Shows `question` and reads one line of answer; nil when none comes.
+    func ask(_ question: String) -> String?
 }
 
 extension Console {
     public func out(utf8 bytes: [UInt8]) { out(String(decoding: bytes, as: UTF8.self)) }
+    public var canAsk: Bool { false }
+    public func ask(_ question: String) -> String? { nil }
 }
 
 public final class StandardConsole: Console {
@@ -23,6 +29,16 @@ public final class StandardConsole: Console {
     public func out(_ text: String) { Self.write(1, text) }
     public func err(_ text: String) { Self.write(2, text) }
     public var isTerminal: Bool { isatty(1) == 1 }
+    /// A person at the keyboard, or lines piped in (the REPL's input).
+    public var canAsk: Bool { true }
+
+    public func ask(_ question: String) -> String? {
+        Self.write(1, question)
+        let line = readLine(strippingNewline: true)
+        // A terminal echoed the person's Enter; from a pipe, end the prompt's line ourselves.
+        if isatty(0) != 1 { Self.write(1, "\n") }
+        return line
+    }
 
     public func out(utf8 bytes: [UInt8]) {
         // Bytes with nothing to escape go out as they are; others take the String path.

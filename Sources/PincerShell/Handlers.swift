@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CPincerSDK
 import PincerHost
 import Synchronization
@@ -323,21 +326,32 @@ extension Shell {
         return .ok
     }
 
+    /// What answers a command's questions (pincer_call_t.ask): the person
+    /// at this shell's input (the REPL, a terminal, or an attached client
+    /// that answers), never under --json, whose output is for programs.
+    var asker: (@Sendable (String) -> String?)? {
+        guard !options.json, console.canAsk, isEmbedded || interactive || isatty(0) == 1 else { return nil }
+        // The command's thread asks while this one waits for it.
+        nonisolated(unsafe) let console = self.console
+        return { console.ask($0) }
+    }
+
     /// Calls a plugin command so that Ctrl-C and --timeout can stop it: on
     /// a thread of its own in the local shell (see CommandRun), on this
     /// thread with the client's cancellation in an attached one.
     func invokeCancellable(_ command: Command, _ values: [Value], live: LiveOutput) -> CommandRun.Outcome {
         let json = options.json
+        let ask = asker
         if isEmbedded {
             let r = Result { () throws(CommandFailure) -> Value in
-                try command.invoke(values, output: { live.write($0) }, json: json, cancellation: cancellation)
+                try command.invoke(values, output: { live.write($0) }, json: json, cancellation: cancellation, ask: ask)
             }
             return .finished(r, cancelled: cancellation?.isCancelled == true ? "cancelled by the client" : nil)
         }
         let local = Cancellation()
         return CommandRun.run(command: command, timeout: options.timeout, cancellation: local) {
             Result { () throws(CommandFailure) -> Value in
-                try command.invoke(values, output: { live.write($0) }, json: json, cancellation: local)
+                try command.invoke(values, output: { live.write($0) }, json: json, cancellation: local, ask: ask)
             }
         }
     }

@@ -54,7 +54,9 @@ final class LocalServer: @unchecked Sendable {
         let requestLine = String(decoding: head.prefix { $0 != 13 }, as: UTF8.self).split(separator: " ")
         let path = requestLine.count >= 2 ? String(requestLine[1].dropFirst()) : ""
         let found = requestLine.first == "GET" && !path.isEmpty && path.allSatisfy { $0.isLetter || $0 == "-" }
-        let body = found ? #"{"environment":"\#(path)"}"# : #"{"error":"not found"}"#
+        // Whether the session's credentials came along (net.replay leaves the logged, redacted one out).
+        let authorized = String(decoding: head, as: UTF8.self).lowercased().contains("\r\nauthorization: ")
+        let body = found ? #"{"environment":"\#(path)","authorized":\#(authorized)}"# : #"{"error":"not found"}"#
         let response = "HTTP/1.1 \(found ? "200 OK" : "404 Not Found")\r\nContent-Type: application/json\r\n" +
             "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
         _ = Array(response.utf8).withUnsafeBytes { write(client, $0.baseAddress, $0.count) }

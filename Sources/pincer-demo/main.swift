@@ -200,10 +200,14 @@ do {
 say("pincer-demo: pid \(getpid()), socket \(pincer.socketPath ?? "(none)")")
 
 // Requests go through the capture, so they appear in the network logger.
-let configuration = pincer.network.recorder.map { URLSessionConfiguration.pincerLogged(base: .ephemeral, recorder: $0) }
-    ?? .ephemeral
+let base = URLSessionConfiguration.ephemeral
+// Credentials the session adds to every request, as an app's would (logged redacted).
+base.httpAdditionalHeaders = ["Authorization": "Bearer demo-session-token"]
+let configuration = pincer.network.recorder.map { URLSessionConfiguration.pincerLogged(base: base, recorder: $0) } ?? base
 configuration.timeoutIntervalForRequest = 5
 let demo = Demo(pincer: pincer, session: URLSession(configuration: configuration))
+// net.replay sends through the same session (pincer attach run net.replay 3).
+pincer.network.recorder?.enableReplay(through: demo.session)
 
 // A route played from the shell moves the location: print its fixes (at
 // most five a second: a route played at 60x real time sends many more).

@@ -35,12 +35,12 @@ final class AttachDemoTests: XCTestCase {
     }
 
     /// `pincer` with this test's runtime directory, so `ps` and `attach <pid>` find the demo.
-    func pincer(_ args: [String]) throws -> Fixture.ProcessResult {
+    func pincer(_ args: [String], input: String? = nil) throws -> Fixture.ProcessResult {
         var env = ProcessInfo.processInfo.environment
         env["XDG_RUNTIME_DIR"] = runtime
         env["PINCER_STATE_DIR"] = Fixture.temporaryDirectory("pincer-attach-local")
         env.removeValue(forKey: "PINCER_PLUGIN_PATH")
-        return try Fixture.run(Fixture.pincer, args, environment: env)
+        return try Fixture.run(Fixture.pincer, args, environment: env, input: input)
     }
 
     func pincer(_ args: String...) throws -> Fixture.ProcessResult { try pincer(args) }

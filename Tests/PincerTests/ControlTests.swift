@@ -326,9 +326,12 @@ final class ControlTests: XCTestCase {
             (#"{"jsonrpc":"2.0","id":2}"#, .int(2), -32600, "\"method\" (a string) is missing"),
             (#"{"jsonrpc":"2.0","id":3,"method":"hello","params":[]}"#, .int(3), -32600, "params must be an object, not array"),
             (#"{"jsonrpc":"2.0","id":"x","method":"launch"}"#, .string("x"), -32601,
-             "no method 'launch' (methods: hello, describe, invoke, get, set, cancel, subscribe, unsubscribe, shell)"),
+             "no method 'launch' (methods: hello, describe, invoke, get, set, cancel, subscribe, unsubscribe, shell, answer)"),
             (#"{"jsonrpc":"2.0","id":4,"method":"get","params":{}}"#, .int(4), -32602, "params.entry is missing (a string)"),
             (#"{"jsonrpc":"2.0","id":5,"method":"shell","params":{"argv":"plugins"}}"#, .int(5), -32602, "params.argv must be an array of strings, not string"),
+            (#"{"jsonrpc":"2.0","id":51,"method":"shell","params":{"argv":["plugins"],"answers":"yes"}}"#, .int(51), -32602, "params.answers must be a boolean, not string"),
+            (#"{"jsonrpc":"2.0","id":52,"method":"answer","params":{"text":"c"}}"#, .int(52), -32602, "params.id must be the id (a string or an integer) of the request that asked"),
+            (#"{"jsonrpc":"2.0","id":53,"method":"answer","params":{"id":1,"text":7}}"#, .int(53), -32602, "params.text must be a string, or null for no answer, not number"),
             (String(repeating: "x", count: 10_000), .null, -32004, "a message is longer than the limit of 4096 bytes; it was skipped"),
             (#"{"jsonrpc":"2.0","id":6,"method":"invoke","params":{"command":"devopts.echo","arguments":[""# + String(repeating: "y", count: 5000) + #""]}}"#,
              .null, -32004, "a message is longer than the limit of 4096 bytes; it was skipped"),
@@ -341,6 +344,9 @@ final class ControlTests: XCTestCase {
             XCTAssertEqual(reply["error"]?["code"]?.int64Value, code, shown)
             XCTAssertEqual(reply["error"]?["message"]?.stringValue, message, shown)
         }
+        // An answer nobody waits for is not an error; it just lands nowhere.
+        raw.send(#"{"jsonrpc":"2.0","id":54,"method":"answer","params":{"id":1,"text":"c"}}"#)
+        XCTAssertEqual(try raw.nextResponse()["result"], .object([("answered", .bool(false))]))
         // A response longer than the limit becomes a tooLarge error for its id.
         raw.send(#"{"jsonrpc":"2.0","id":8,"method":"invoke","params":{"command":"devopts.echo","arguments":[""# + String(repeating: "z", count: 3000) + #""]}}"#)
         XCTAssertEqual(try raw.nextResponse()["result"]?["result"]?.stringValue?.count, 3000)

@@ -203,7 +203,7 @@ final class NetworkLogTests: XCTestCase {
         XCTAssertFalse(recorder.addRedactedName("x"))
         XCTAssertFalse(recorder.canIntercept, "a 1.0 table has no interception slots")
         XCTAssertNil(recorder.addTransientRule(#"{"kind":"block"}"#))
-        XCTAssertEqual(table.pointee.header.version_minor, 2)
+        XCTAssertEqual(table.pointee.header.version_minor, 3)
     }
 
     /// Every shared HAR fixture imports or is rejected with a message, and the counts add up.

@@ -49,7 +49,8 @@ final class SDKTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<pincer_call_t>.offset(of: \.output), 40) // 1.1
         XCTAssertEqual(MemoryLayout<pincer_call_t>.offset(of: \.output_format), 48) // 1.3
         XCTAssertEqual(MemoryLayout<pincer_call_t>.offset(of: \.is_cancelled), 56) // 1.4
-        XCTAssertEqual(MemoryLayout<pincer_call_t>.size, 64)
+        XCTAssertEqual(MemoryLayout<pincer_call_t>.offset(of: \.ask), 64) // 1.7
+        XCTAssertEqual(MemoryLayout<pincer_call_t>.size, 72)
         XCTAssertEqual(MemoryLayout<pincer_command_t>.size, 56)
         // 1.1 appended set.
         XCTAssertEqual(MemoryLayout<pincer_entry_t>.offset(of: \.set), 96)
@@ -67,10 +68,13 @@ final class SDKTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<pincer_network_response_t>.size, 128)
         XCTAssertEqual(MemoryLayout<pincer_network_service_t>.offset(of: \.add_redact_name), 56, "1.4 appended add_redact_name after the 1.0 table")
         XCTAssertEqual(MemoryLayout<pincer_network_service_t>.offset(of: \.intercept_request), 64, "1.6 appended interception after add_redact_name")
-        XCTAssertEqual(MemoryLayout<pincer_network_service_t>.size, 112)
+        XCTAssertEqual(MemoryLayout<pincer_network_service_t>.offset(of: \.await_release), 112, "1.7 appended await_release after remove_transient_rule")
+        XCTAssertEqual(MemoryLayout<pincer_network_service_t>.offset(of: \.set_replayer), 120)
+        XCTAssertEqual(MemoryLayout<pincer_network_service_t>.size, 128)
         XCTAssertEqual(MemoryLayout<pincer_network_decision_t>.offset(of: \.request), 8)
         XCTAssertEqual(MemoryLayout<pincer_network_decision_t>.offset(of: \.response), 72)
-        XCTAssertEqual(MemoryLayout<pincer_network_decision_t>.size, 256)
+        XCTAssertEqual(MemoryLayout<pincer_network_decision_t>.offset(of: \.accepts), 256, "1.7 appended accepts and held")
+        XCTAssertEqual(MemoryLayout<pincer_network_decision_t>.size, 264)
         XCTAssertEqual(MemoryLayout<pincer_l10n_service_t>.offset(of: \.transform), 16)
         XCTAssertEqual(MemoryLayout<pincer_l10n_service_t>.size, 64)
         XCTAssertEqual(MemoryLayout<pincer_location_fix_t>.size, 64)

@@ -200,7 +200,7 @@ final class ShellTests: XCTestCase {
         XCTAssertEqual(ids, ["dev.pincer.a11y", "dev.pincer.database", "com.example.devoptions", "dev.pincer.flags", "dev.pincer.l10n", "dev.pincer.location", "dev.pincer.net", "dev.pincer.servers", "dev.pincer.sysinfo"])
         XCTAssertEqual((p["failed"] as? [Any])?.count, 0)
         let first = (p["plugins"] as! [[String: Any]]).first { $0["id"] as? String == "com.example.devoptions" }!
-        XCTAssertEqual(first["abi"] as? String, "1.6")
+        XCTAssertEqual(first["abi"] as? String, "1.7")
         XCTAssertTrue((first["path"] as? String)?.hasSuffix("libpincer-plugin-devopts.so") == true)
 
         let commands = Fixture.json(try pincer("commands", "--json").stdout)["commands"] as! [[String: Any]]

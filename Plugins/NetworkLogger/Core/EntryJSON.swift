@@ -58,6 +58,10 @@ extension NetworkEntry {
             for i in interventions { w.value(i.json) }
             w.endArray()
         }
+        if let replayOf {
+            w.key("replayOf")
+            w.value(.uint(replayOf))
+        }
         w.endObject()
     }
 
@@ -130,6 +134,7 @@ extension NetworkEntry {
         if let t = json["timings"] { timings = Timings(json: t) }
         notes = json["notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         interventions = json["interventions"]?.arrayValue?.compactMap(Intervention.init(json:)) ?? []
+        replayOf = json["replayOf"]?.int64Value.flatMap { $0 > 0 ? UInt64($0) : nil }
     }
 }
 

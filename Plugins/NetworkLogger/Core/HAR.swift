@@ -193,6 +193,10 @@ public enum HARExport {
             for i in entry.interventions { w.value(i.json) }
             w.endArray()
         }
+        if let of = entry.replayOf {
+            w.key("_replayOf")
+            w.value(.uint(of))
+        }
         w.endObject()
     }
 
@@ -766,6 +770,7 @@ public enum HARImport {
         if let ip = json["serverIPAddress"]?.stringValue, !ip.isEmpty { entry.serverIP = ip }
         if json["_stubbed"]?.boolValue == true { entry.stubbed = true }
         entry.interventions = json["_interventions"]?.arrayValue?.compactMap(Intervention.init(json:)) ?? []
+        entry.replayOf = json["_replayOf"]?.int64Value.flatMap { $0 > 0 ? UInt64($0) : nil }
         if let saved = json["_notes"]?.arrayValue { notes = saved.compactMap(\.stringValue) + notes }
         entry.notes = notes
         return .success(entry)

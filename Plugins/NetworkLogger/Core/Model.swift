@@ -307,6 +307,8 @@ public struct NetworkEntry: Sendable, Equatable {
     /// What interception rules did to this exchange (mocked, mapped, rewritten,
     /// delayed...), in the order they applied; empty when none applied.
     public var interventions: [Intervention] = []
+    /// net.replay sent this request again: the id of the entry it repeats.
+    public var replayOf: UInt64?
 
     public init(source: EntrySource, startedAt: Double, method: String, url: String) {
         self.source = source

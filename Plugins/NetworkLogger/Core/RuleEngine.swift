@@ -188,7 +188,8 @@ public final class RuleEngine: Sendable {
         return out
     }
 
-    static func entry(_ r: InterceptedRequest) -> NetworkEntry {
+    /// The request as a log entry, for filters and for showing it.
+    public static func entry(_ r: InterceptedRequest) -> NetworkEntry {
         var e = NetworkEntry(source: .captured, startedAt: 0, method: r.method, url: r.url)
         e.requestHeaders = r.headers
         e.requestBody = Body(payload: .stored(r.body), size: r.body.count, mimeType: r.headers.first("Content-Type") ?? "")
@@ -342,7 +343,7 @@ extension RuleEngine {
         return (response, nil)
     }
 
-    static func localFile(_ path: String) -> (response: InterceptedResponse, problem: String?) {
+    public static func localFile(_ path: String) -> (response: InterceptedResponse, problem: String?) {
         switch LocalFile.read(path, limit: InterceptRule.maximumFileSize) {
         case .success(let bytes):
             var headers = [Header("Content-Type", LocalFile.mediaType(path))]

@@ -157,11 +157,24 @@ public final class NetworkStore: @unchecked Sendable {
         if kind == .ignore { return nil }
         let redactor = self.redactor
         var entry = NetworkEntry(source: source, startedAt: startedAt, method: redactor.text(method), url: redactor.url(url))
+        var headers = headers
+        let replay = ReplayMark.take(from: &headers)
+        entry.replayOf = replay?.original
         entry.requestHeaders = redactor.headers(headers)
         entry.requestBody = ingest(body, size: body.count, contentType: headers.first("Content-Type"), metadataOnly: kind == .metadataOnly,
                                    side: "request", notes: &entry.notes)
         entry.stubbed = stubbed
-        return append(entry)
+        let id = append(entry)
+        if let replay { replays.withLock { $0[replay.token] = id } }
+        return id
+    }
+
+    /// Entries that net.replay's requests became, by their mark's token.
+    private let replays = Mutex<[String: UInt64]>([:])
+
+    /// The entry the replay marked `token` became, once its request began (taken once).
+    public func replayEntry(token: String) -> UInt64? {
+        replays.withLock { $0.removeValue(forKey: token) }
     }
 
     /// Completes a pending entry with its response. False when the id is unknown or evicted.

@@ -68,6 +68,7 @@ public enum TextExport {
         if t.ssl >= 0 { timing += " (ssl \(phase(t.ssl)))" }
         timing += "  send \(phase(t.send))  wait \(phase(t.wait))  receive \(phase(t.receive))  total \(phase(t.total))"
         lines.append(timing)
+        if let of = entry.replayOf { lines.append("replay of #\(of) (net.replay)") }
         if !entry.interventions.isEmpty {
             lines.append("interception rules applied\(entry.stubbed ? " (the response did not come from the server)" : ""):")
             for i in entry.interventions { lines.append("  - " + clean(i.line)) }

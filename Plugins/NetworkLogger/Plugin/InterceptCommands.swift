@@ -15,7 +15,7 @@ struct InterceptCommands {
     private func book() throws -> RuleBook { try state.get().interception }
 
     /// Adds `rule` and says what was added.
-    private func add(_ rule: InterceptRule, position: Int64) throws -> CommandValue {
+    func add(_ rule: InterceptRule, position: Int64) throws -> CommandValue {
         if let problem = rule.problem { throw CommandError.invalidArgument(problem) }
         let id = try change { d in d.add(rule, at: position > 0 ? Int(position) : nil) }
         return .string("added \(rule.kind.rawValue) rule \(id)\(rule.enabled ? "" : " (disabled)"): \(rule.action.summary)")
@@ -33,7 +33,7 @@ struct InterceptCommands {
     }
 
     /// "Name: value" lines (newline-separated) as headers.
-    private static func headers(_ text: String) throws -> [Header] {
+    static func headers(_ text: String) throws -> [Header] {
         try text.split(whereSeparator: \.isNewline).map { line in
             guard let colon = line.firstIndex(of: ":") else {
                 throw CommandError.invalidArgument("header '\(line)' is not 'Name: value'")

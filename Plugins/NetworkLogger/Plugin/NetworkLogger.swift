@@ -76,7 +76,9 @@ final class NetworkLogger: PincerPlugin {
     func register(with host: PluginHost) throws {
         let state = FirstUse { LoggerState(host: host) }
         self.state = state
-        let service = NetworkService(state: state)
+        let breakpoints = Breakpoints(emit: { host.emit("net.held", payload: $0) })
+        let replayer = Replayer()
+        let service = NetworkService(state: state, breakpoints: breakpoints, replayer: replayer)
         self.service = service
 
         try host.addValueRow(id: "requests", title: "Logged requests", section: PINCER_SECTION_NETWORKING,
@@ -107,6 +109,8 @@ final class NetworkLogger: PincerPlugin {
         try host.addAction(id: "clear", title: "Clear the log", command: "clear", section: PINCER_SECTION_NETWORKING)
         try NetworkCommands(state: state).register(with: host)
         try InterceptCommands(state: state).register(with: host)
+        try BreakpointCommands(state: state, breakpoints: breakpoints).register(with: host)
+        try ReplayCommand(state: state, replayer: replayer).register(with: host)
         try host.publishService(PINCER_NETWORK_SERVICE_ID, table: UnsafeRawPointer(service.table))
     }
 

@@ -9,12 +9,21 @@ import Glibc
 final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked Sendable {
     private let state: FirstUse<LoggerState>
     /// Decisions handed out and not finished yet.
-    let interceptions = InterceptionTable()
+    let interceptions: InterceptionTable
 
-    init(state: FirstUse<LoggerState>) {
+    /// Where net.replay sends (set_replayer).
+    let replayer: Replayer
+
+    init(state: FirstUse<LoggerState>, breakpoints: Breakpoints, replayer: Replayer) {
         self.state = state
+        self.replayer = replayer
+        interceptions = InterceptionTable(breakpoints: breakpoints)
         super.init(table: NetworkService.makeTable(), header: \.header)
     }
+
+    /// A decision record as version 1.2 of the table had it (before `accepts`):
+    /// the least a caller may pass.
+    static let decisionSize12 = UInt32(MemoryLayout<pincer_network_decision_t>.offset(of: \.accepts)!)
 
     /// The logger, opened by the first call that needs it.
     var logger: LoggerState {
@@ -137,11 +146,11 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
                 }
             }
         }
-        // Version 1.2 of the table (ABI 1.6): interception.
-        t.header.version_minor = 2
+        // Version 1.2 of the table (ABI 1.6): interception; 1.3 (ABI 1.7): breakpoints.
+        t.header.version_minor = 3
         t.intercept_request = { ctx, request, decision in
             NetworkService.with(ctx, failed: PINCER_FAILED) { s, logger in
-                guard let decision, decision.pointee.struct_size >= UInt32(MemoryLayout<pincer_network_decision_t>.size) else {
+                guard let decision, decision.pointee.struct_size >= NetworkService.decisionSize12 else {
                     return s.fail(PINCER_INVALID_ARGUMENT, "intercept_request: decision is NULL or its struct_size is too small")
                 }
                 guard let request, request.pointee.struct_size >= UInt32(MemoryLayout<pincer_network_request_t>.size) else {
@@ -163,7 +172,7 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
         }
         t.intercept_response = { ctx, handle, response, decision in
             NetworkService.with(ctx) { s in
-                guard let decision, decision.pointee.struct_size >= UInt32(MemoryLayout<pincer_network_decision_t>.size) else {
+                guard let decision, decision.pointee.struct_size >= NetworkService.decisionSize12 else {
                     return s.fail(PINCER_INVALID_ARGUMENT, "intercept_response: decision is NULL or its struct_size is too small")
                 }
                 guard let response, response.pointee.struct_size >= UInt32(MemoryLayout<pincer_network_response_t>.size),
@@ -206,6 +215,21 @@ final class NetworkService: ServiceObject<pincer_network_service_t>, @unchecked 
                     _ = s.fail(PINCER_INVALID_ARGUMENT, "add_transient_rule: \(error)")
                     return 0
                 }
+            }
+        }
+        t.await_release = { ctx, handle, decision in
+            NetworkService.with(ctx) { s in
+                guard let decision, decision.pointee.struct_size >= NetworkService.decisionSize12 else {
+                    return s.fail(PINCER_INVALID_ARGUMENT, "await_release: decision is NULL or its struct_size is too small")
+                }
+                return s.interceptions.awaitRelease(handle, into: decision)
+                    ? PINCER_OK : s.fail(PINCER_NOT_FOUND, "await_release: interception \(handle) holds nothing (released, finished, or never held)")
+            }
+        }
+        t.set_replayer = { ctx, replay, replayContext in
+            NetworkService.with(ctx) { s in
+                s.replayer.set(replay.map { Replayer.Sender(send: $0, context: replayContext) })
+                return PINCER_OK
             }
         }
         t.remove_transient_rule = { ctx, rule in

@@ -85,6 +85,22 @@ struct pincer_call {
      * Cheap (one atomic load, no allocation, no lock). Hosts before 1.4
      * lack the slot: treat that as never cancelled. [callback thread] */
     bool (*is_cancelled)(pincer_call_t *call);
+
+    /* -- ABI 1.7: check PINCER_HAS_SLOT(call, pincer_call_t, ask). -- */
+
+    /* Asks the person running the command `question` (UTF-8, borrowed for
+     * the call; shown as it is, so end it with the prompt you want, e.g.
+     * "continue, edit or abort? [c/e/a] ") and waits for one line. Returns
+     * the line without its newline (UTF-8, owned by the host, valid until
+     * the next `ask` or the end of the callback), or NULL when nobody can
+     * answer: the shell is not interactive (a script, a pipe outside the
+     * REPL, --json), input ended, or the call was cancelled while waiting
+     * (check is_cancelled). A command must work without answers: treat NULL
+     * as "ask no more" and go on with what needs no person. Over an attached
+     * shell the question travels to the person's terminal and the answer
+     * back. Hosts before 1.7 lack the slot: treat that as NULL.
+     * [callback thread] */
+    const char *(*ask)(pincer_call_t *call, const char *question);
 };
 
 #ifdef __cplusplus

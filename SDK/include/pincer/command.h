@@ -162,6 +162,13 @@ typedef pincer_status_t (*pincer_values_fn_t)(void *context, pincer_call_t *call
  * lines). A result that is not valid JSON is reported as the command's
  * failure. Only for commands whose result type is string. */
 #define PINCER_COMMAND_JSON_RESULT 0x2u
+/* Since 1.7. The command may run while other callbacks of its plugin run
+ * (another command, an entry read): the host does not serialise it with
+ * them, so it must guard its own state. For commands that run long and
+ * whose work others must be able to reach meanwhile (net.breakpoints
+ * --watch waits for held exchanges while net.continue releases them).
+ * Hosts before 1.7 ignore the bit and serialise the command as usual. */
+#define PINCER_COMMAND_CONCURRENT 0x4u
 
 /* Registration record for pincer_host_t.add_command. Borrowed for the call:
  * the host copies every string, so the record may live on the stack. */

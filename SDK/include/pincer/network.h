@@ -84,8 +84,15 @@ typedef uint32_t pincer_network_action_t;
 #define PINCER_NETWORK_SEND    0u /* send decision.request */
 #define PINCER_NETWORK_RESPOND 1u /* do not send: hand decision.response to the app */
 #define PINCER_NETWORK_FAIL    2u /* do not send: fail with decision.error_code */
+/* Since table 1.3 (ABI 1.7), only for a caller that set
+ * PINCER_NETWORK_ACCEPTS_HOLD: a breakpoint holds the exchange for a person
+ * to look at; call await_release(handle) from a thread that may wait. */
+#define PINCER_NETWORK_HOLD    3u
 
-/* A decision of the rules (version 1.2 of the table). Filled by the service;
+/* Bits of pincer_network_decision_t.accepts, set by the caller. */
+#define PINCER_NETWORK_ACCEPTS_HOLD 0x1u /* the caller handles PINCER_NETWORK_HOLD */
+
+/* A decision of the rules (version 1.2 of the table; 1.3 appended accepts and held). Filled by the service;
  * see intercept_request for who owns its pointers and for how long. */
 typedef struct pincer_network_decision {
     uint32_t struct_size;              /* set by the caller: sizeof(pincer_network_decision_t) */
@@ -100,7 +107,24 @@ typedef struct pincer_network_decision {
     uint64_t max_send_bytes_per_second;    /* 0: unlimited */
     uint64_t handle;                   /* for intercept_response and finish_interception; 0: nothing to finish */
     const char *interventions_json;    /* what applied, a JSON array ("[]" for nothing): pass to annotate */
+    /* -- table 1.3 (ABI 1.7); a service reads these only when struct_size covers them -- */
+    uint32_t accepts;                  /* set by the caller: PINCER_NETWORK_ACCEPTS_* bits */
+    uint32_t held;                     /* HOLD: the number net.breakpoints lists the exchange by; else 0 */
 } pincer_network_decision_t;
+
+/* Sends `request` (borrowed for the call) through the app's own HTTP stack,
+ * as the app would send it, so cookies and credentials that stack adds come
+ * back; the exchange is recorded like any other (begin, complete or fail).
+ * The request carries the header PINCER_NETWORK_REPLAY_HEADER: record it as
+ * it is (the service reads and drops it) but do not send it. Returns once
+ * the exchange finished and was recorded: PINCER_OK, answered or failed
+ * (the log says which); PINCER_FAILED when it could not even be started. Called on the thread of the command
+ * that replays (net.replay); it may block for as long as the request takes.
+ * Since table 1.3 (ABI 1.7); see set_replayer. */
+typedef pincer_status_t (*pincer_network_replay_fn_t)(void *context, const pincer_network_request_t *request);
+
+/* The header a replayed request carries to the replayer: "<original entry id>.<n>". */
+#define PINCER_NETWORK_REPLAY_HEADER "X-Pincer-Replay"
 
 typedef struct pincer_network_service {
     /* struct_size, version_minor (1 since add_redact_name), context. Pass
@@ -207,6 +231,39 @@ typedef struct pincer_network_service {
 
     /* Removes transient rule n. PINCER_NOT_FOUND when there is none. [any-thread] */
     pincer_status_t (*remove_transient_rule)(void *context, uint64_t rule);
+
+    /* -- Version 1.3 of this table (ABI 1.7): breakpoints. Check
+     *    PINCER_HAS_SERVICE_SLOT(net, pincer_network_service_t, await_release). --
+     *
+     * A breakpoint rule holds a request before it is sent, its response
+     * before the app sees it, or both, so that a person (`pincer attach
+     * <pid> net.breakpoints`, net.continue, net.edit, net.abort) can look
+     * at it and change it. A caller that can wait sets
+     * PINCER_NETWORK_ACCEPTS_HOLD in `decision->accepts` (with struct_size
+     * covering the field) before intercept_request and intercept_response;
+     * either may then answer PINCER_NETWORK_HOLD, and the caller calls
+     * await_release for the outcome. Without the bit nothing is held (the
+     * decision's interventions say so) and the exchange goes on. */
+
+    /* Waits until the exchange held under `handle` is released: continued
+     * (as it was, or as a person edited it), aborted, or its breakpoint's
+     * timeout (5–300 s) ran out, in which case it continues unchanged and
+     * interventions_json says so. A held exchange is also released when the
+     * shell that was shown it goes away. Fills `decision` as intercept_request
+     * does for a held request (SEND with the request to send, or FAIL) and
+     * as intercept_response does for a held response (RESPOND); its pointers
+     * are owned by the service until finish_interception(handle). Returns
+     * at once when the exchange was already released. PINCER_NOT_FOUND for
+     * a handle that holds nothing. Blocks the calling thread: never call it
+     * from a thread that must stay responsive. [any-thread] */
+    pincer_status_t (*await_release)(void *context, uint64_t handle, pincer_network_decision_t *decision);
+
+    /* Sets the function net.replay sends requests through (the app's own
+     * session): `replay` with `replay_context` as its first argument. NULL
+     * removes it. One per process; a later call replaces the earlier. The
+     * function must stay callable until it is replaced or removed.
+     * [any-thread] */
+    pincer_status_t (*set_replayer)(void *context, pincer_network_replay_fn_t replay, void *replay_context);
 } pincer_network_service_t;
 
 /* Every new entry and every completion is emitted as the host event

@@ -30,6 +30,10 @@
  * pincer_plugin_t.sync_entries (entries that follow stored state). 1.6
  * appended interception to pincer_network_service_t (network.h:
  * intercept_request ... remove_transient_rule, version 1.2 of the table).
+ * 1.7 appended pincer_call_t.ask, PINCER_COMMAND_CONCURRENT, and, as
+ * version 1.3 of the network service's table, breakpoints
+ * (PINCER_NETWORK_HOLD, pincer_network_decision_t.accepts, await_release)
+ * and replay (set_replayer).
  *
  * This header is pure C11 and valid C++; it allocates nothing.
  */
@@ -48,7 +52,7 @@ extern "C" {
 #define PINCER_PLUGIN_MAGIC 0x52434E50u
 
 #define PINCER_ABI_MAJOR 1u
-#define PINCER_ABI_MINOR 6u
+#define PINCER_ABI_MINOR 7u
 
 /* Marks the one symbol a plugin exports. Build plugins with
  * -fvisibility=hidden (or make everything else `static`) so that nothing

@@ -406,11 +406,14 @@ static pincer_status_t redact_name(void *context, pincer_call_t *call, const cha
 
 /* What C code that sends its own requests does with the interception slots
  * (ABI 1.6): a transient rule from `rule_json` (empty: none), then asks what
- * to do with `method url`, records the exchange as the app would see it,
- * annotates it and finishes. Returns
+ * to do with `method url`, waits when a breakpoint holds it (ABI 1.7),
+ * records the exchange as the app would see it, annotates it and finishes.
+ * Returns
  * "<rule id>|<action>|<status or error code>|<body or url>|<entry id>|<interventions>",
- * with the transient rule removed again when `keep` is false. */
-static pincer_status_t intercept(void *context, pincer_call_t *call, const char *rule_json, const char *method, const char *url, bool keep)
+ * with the transient rule removed again when `keep` is false. With
+ * `legacy` it passes the decision record of ABI 1.6 (no `accepts`), as a
+ * caller built then does. */
+static pincer_status_t intercept_as(pincer_call_t *call, const char *rule_json, const char *method, const char *url, bool keep, bool legacy)
 {
     const pincer_network_service_t *net = host->get_service(host, PINCER_NETWORK_SERVICE_ID);
     pincer_network_request_t request = { sizeof(pincer_network_request_t), 0, method, url, NULL, 0, 0, NULL, 0, 0 };
@@ -418,7 +421,6 @@ static pincer_status_t intercept(void *context, pincer_call_t *call, const char 
     uint64_t rule = 0, id;
     char text[2048];
     const char *what = "send";
-    (void)context;
     if (!PINCER_HAS_SERVICE_SLOT(net, pincer_network_service_t, remove_transient_rule)) {
         call->fail(call, "pincer.network/1 has no interception (older than ABI 1.6)");
         return PINCER_UNSUPPORTED;
@@ -428,9 +430,16 @@ static pincer_status_t intercept(void *context, pincer_call_t *call, const char 
         return PINCER_INVALID_ARGUMENT;
     }
     memset(&decision, 0, sizeof decision);
-    decision.struct_size = sizeof decision;
+    decision.struct_size = legacy ? (uint32_t)offsetof(pincer_network_decision_t, accepts) : (uint32_t)sizeof decision;
+    if (!legacy && PINCER_HAS_SERVICE_SLOT(net, pincer_network_service_t, await_release))
+        decision.accepts = PINCER_NETWORK_ACCEPTS_HOLD;
     if (net->intercept_request(net->header.context, &request, &decision) != PINCER_OK) {
         call->fail(call, net->last_error(net->header.context));
+        return PINCER_FAILED;
+    }
+    if (decision.action == PINCER_NETWORK_HOLD && net->await_release(net->header.context, decision.handle, &decision) != PINCER_OK) {
+        call->fail(call, net->last_error(net->header.context));
+        net->finish_interception(net->header.context, decision.handle);
         return PINCER_FAILED;
     }
     id = net->begin(net->header.context, &request);
@@ -457,6 +466,18 @@ static pincer_status_t intercept(void *context, pincer_call_t *call, const char 
         net->remove_transient_rule(net->header.context, rule);
     call->return_string(call, text);
     return PINCER_OK;
+}
+
+static pincer_status_t intercept(void *context, pincer_call_t *call, const char *rule_json, const char *method, const char *url, bool keep)
+{
+    (void)context;
+    return intercept_as(call, rule_json, method, url, keep, false);
+}
+
+static pincer_status_t intercept_legacy(void *context, pincer_call_t *call, const char *rule_json, const char *method, const char *url)
+{
+    (void)context;
+    return intercept_as(call, rule_json, method, url, false, true);
 }
 
 /* What an app's string lookup does: pass the resolved text through
@@ -678,6 +699,7 @@ static pincer_status_t init(void *context, const pincer_host_t *h, pincer_call_t
           "error: string) -> string", (pincer_typed_fn_t)record_exchange },
         { "redact-name(name: string) -> string", (pincer_typed_fn_t)redact_name },
         { "intercept(rule: string, method: string, url: string, keep: bool = false) -> string", (pincer_typed_fn_t)intercept },
+        { "intercept-legacy(rule: string, method: string, url: string) -> string", (pincer_typed_fn_t)intercept_legacy },
         { "localize(key: string, value: string, table: string = \"\") -> string", (pincer_typed_fn_t)localize },
         { "l10n-mode(bit: i32, on: bool) -> void", (pincer_typed_fn_t)l10n_mode },
         { "where() -> string", (pincer_typed_fn_t)where },
