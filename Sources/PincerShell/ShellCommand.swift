@@ -63,6 +63,12 @@ extension Shell {
                      summary: "Print a running app's events (\"flags.*\", \"net.entry\", \"*\") as they happen, one per line",
                      minArguments: 1, maxArguments: nil, completion: .none, needsHost: false, localOnly: true,
                      parsesOwnOptions: true, details: Shell.tailDetails) { s, a throws(ShellError) in try s.tail(a) },
+        ShellCommand(name: "proxy", arguments: "[--port N] [--max-connections N] [--timeout S]",
+                     summary: "An HTTP proxy on 127.0.0.1 that records any program's traffic into the network log (net.proxy)",
+                     minArguments: 0, maxArguments: nil, completion: .none, needsHost: true, localOnly: true, parsesOwnOptions: true,
+                     details: "The same as `pincer net.proxy`: see `pincer help net.proxy`. Runs until Ctrl-C (exit 6, as every command stopped so).") { s, a throws(ShellError) in
+            try s.runCommand(["net.proxy"] + a)
+        },
         ShellCommand(name: "complete", arguments: "<line>", summary: "Print completions for a partial command line, one per line",
                      minArguments: 1, maxArguments: 1, completion: .none, needsHost: true) { s, a throws(ShellError) in s.printCompletions(a[0]) },
         ShellCommand(name: "version", arguments: "", summary: "Print the pincer and ABI versions",

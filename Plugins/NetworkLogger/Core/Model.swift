@@ -257,6 +257,8 @@ public enum EntrySource: String, Sendable {
     case manual
     /// Imported from a HAR file.
     case imported
+    /// Went through the loopback proxy (net.proxy).
+    case proxy
 }
 
 /// One HTTP exchange (one hop: a redirect is its own entry whose

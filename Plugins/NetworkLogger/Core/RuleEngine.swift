@@ -118,6 +118,12 @@ public struct RequestDecision: Sendable {
             && !deferredRewrites && !deferredBreakpoints
     }
 
+    /// Rules may act on the response (rewrite it, hold it): it must be
+    /// there whole for `respond`; otherwise it can stream past.
+    public var wantsResponse: Bool {
+        responseRewrite != nil || responseBreakpoint != nil || deferredRewrites || deferredBreakpoints
+    }
+
     init(request: InterceptedRequest) { self.request = request }
 }
 

@@ -151,8 +151,10 @@ public final class NetworkStore: @unchecked Sendable {
 
     /// Records a request that has started. Returns its id, or nil when an
     /// ignore rule matches (nothing is stored).
+    /// `bodySize`: the body's real size when `body` holds only part of it
+    /// (a proxy streams what it does not keep); the log then withholds it.
     public func begin(source: EntrySource, startedAt: Double, method: String, url: String, headers: [Header],
-                      body: [UInt8], stubbed: Bool = false) -> UInt64? {
+                      body: [UInt8], bodySize: Int? = nil, stubbed: Bool = false) -> UInt64? {
         let kind = rule(method: method, url: url)
         if kind == .ignore { return nil }
         let redactor = self.redactor
@@ -161,7 +163,7 @@ public final class NetworkStore: @unchecked Sendable {
         let replay = ReplayMark.take(from: &headers)
         entry.replayOf = replay?.original
         entry.requestHeaders = redactor.headers(headers)
-        entry.requestBody = ingest(body, size: body.count, contentType: headers.first("Content-Type"), metadataOnly: kind == .metadataOnly,
+        entry.requestBody = ingest(body, size: bodySize ?? body.count, contentType: headers.first("Content-Type"), metadataOnly: kind == .metadataOnly,
                                    side: "request", notes: &entry.notes)
         entry.stubbed = stubbed
         let id = append(entry)
@@ -213,6 +215,13 @@ public final class NetworkStore: @unchecked Sendable {
             e.interventions += clean
             if stubbed { e.stubbed = true }
         }
+    }
+
+    /// Adds a note for people to an entry ("tunnelled: ..."), redacted.
+    @discardableResult
+    public func note(_ id: UInt64, _ text: String) -> Bool {
+        let clean = redactor.text(text)
+        return update(id) { $0.notes.append(clean) }
     }
 
     static func redacted(_ i: Intervention, _ redactor: Redactor) -> Intervention {

@@ -111,6 +111,7 @@ final class NetworkLogger: PincerPlugin {
         try InterceptCommands(state: state).register(with: host)
         try BreakpointCommands(state: state, breakpoints: breakpoints).register(with: host)
         try ReplayCommand(state: state, replayer: replayer).register(with: host)
+        try ProxyCommand(state: state, breakpoints: breakpoints).register(with: host)
         try host.publishService(PINCER_NETWORK_SERVICE_ID, table: UnsafeRawPointer(service.table))
     }
 

@@ -1,0 +1,214 @@
+import NetworkLog
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What went wrong with one side of a proxied exchange, for the 4xx/5xx
+/// answer and the log.
+struct ProxyFailure: Error, CustomStringConvertible {
+    enum Kind { case badRequest, badGateway, gatewayTimeout, closed }
+    let kind: Kind
+    let message: String
+    init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+    var description: String { message }
+
+    var status: Int {
+        switch kind {
+        case .badRequest: 400
+        case .badGateway, .closed: 502
+        case .gatewayTimeout: 504
+        }
+    }
+}
+
+/// One TCP connection of the proxy (a client's or a server's): reads with a
+/// deadline into a bounded buffer, writes whole, and frames bodies. Used by
+/// one thread at a time; `shutdown` may come from another (a clean stop).
+final class ProxySocket: @unchecked Sendable {
+    let fd: Int32
+    /// Who is on the other side, for messages ("the client", "api.example.com:80").
+    let peer: String
+    /// Read but not consumed yet (the start of the next message, or of a body).
+    var pending: [UInt8] = []
+    private var scratch = [UInt8](repeating: 0, count: 64 << 10)
+    /// How long one read or write may wait.
+    var timeoutMs: Int32
+
+    init(fd: Int32, peer: String, timeoutMs: Int32) {
+        self.fd = fd
+        self.peer = peer
+        self.timeoutMs = timeoutMs
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { close(fd) }
+
+    func shutdown() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+
+    static func errorText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+
+    /// Waits until the socket is readable (or writable); false on timeout.
+    private func wait(_ events: Int16) -> Bool {
+        var p = pollfd(fd: fd, events: events, revents: 0)
+        while true {
+            let rc = poll(&p, 1, timeoutMs)
+            if rc < 0 && errno == EINTR { continue }
+            return rc > 0
+        }
+    }
+
+    /// Reads what arrives into `pending`; false at end of stream.
+    func fill() throws(ProxyFailure) -> Bool {
+        while true {
+            guard wait(Int16(POLLIN)) else { throw ProxyFailure(.gatewayTimeout, "\(peer) sent nothing for \(timeoutMs / 1000) s") }
+            let n = scratch.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            if n < 0 { throw ProxyFailure(.closed, "reading from \(peer): \(Self.errorText())") }
+            if n == 0 { return false }
+            pending.append(contentsOf: scratch[0..<n])
+            return true
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(ProxyFailure) {
+        var offset = 0
+        while offset < bytes.count {
+            guard wait(Int16(POLLOUT)) else { throw ProxyFailure(.gatewayTimeout, "\(peer) took nothing for \(timeoutMs / 1000) s") }
+            let n = send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            if n <= 0 { throw ProxyFailure(.closed, "writing to \(peer): \(Self.errorText())") }
+            offset += n
+        }
+    }
+
+    func write(_ bytes: [UInt8]) throws(ProxyFailure) {
+        var failure: ProxyFailure?
+        bytes.withUnsafeBytes { raw in
+            do throws(ProxyFailure) { try write(raw) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    func write(_ text: String) throws(ProxyFailure) { try write(Array(text.utf8)) }
+
+    /// The next message head; nil when the stream ended before its first byte.
+    func readHead(isRequest: Bool, limits: HTTPLimits) throws(ProxyFailure) -> HTTPHead? {
+        let who: ProxyFailure.Kind = isRequest ? .badRequest : .badGateway
+        while true {
+            do {
+                if let end = try HTTPHead.end(in: pending[...], limits: limits) {
+                    let head = try HTTPHead.parse(pending[0..<end], isRequest: isRequest, limits: limits)
+                    pending.removeFirst(end)
+                    return head
+                }
+            } catch {
+                throw ProxyFailure(who, isRequest ? error.message : "the answer of \(peer) is not HTTP/1.1: \(error.message)")
+            }
+            guard try fill() else {
+                if pending.allSatisfy({ $0 == 13 || $0 == 10 }) { return nil }
+                throw ProxyFailure(who, "\(peer) closed the connection in the middle of a head")
+            }
+        }
+    }
+
+    /// Reads a body framed as `framing`, handing it on in pieces; its size.
+    func readBody(_ framing: HTTPHead.Framing, limits: HTTPLimits, _ piece: (UnsafeRawBufferPointer) throws -> Void) throws -> UInt64 {
+        switch framing {
+        case .none:
+            return 0
+        case .length(let n):
+            var left = n
+            while left > 0 {
+                if pending.isEmpty, try !fill() { throw ProxyFailure(.closed, "\(peer) closed the connection \(left) bytes before the end of the body") }
+                let take = Int(min(UInt64(pending.count), left))
+                try pending.withUnsafeBytes { try piece(UnsafeRawBufferPointer(rebasing: $0[0..<take])) }
+                pending.removeFirst(take)
+                left -= UInt64(take)
+            }
+            return n
+        case .chunked:
+            var decoder = ChunkedDecoder(limits: limits)
+            while true {
+                let used: Int
+                do { used = try pending.withUnsafeBytes { try decoder.feed($0, data: piece) } } catch let e as HTTPMessageError {
+                    throw ProxyFailure(.badRequest, "the chunked body from \(peer): \(e.message)")
+                }
+                pending.removeFirst(used)
+                if decoder.isDone { return decoder.total }
+                if try !fill() { throw ProxyFailure(.closed, "\(peer) closed the connection in the middle of a chunked body") }
+            }
+        case .untilClose:
+            var total: UInt64 = 0
+            while true {
+                if !pending.isEmpty {
+                    try pending.withUnsafeBytes { try piece($0) }
+                    total += UInt64(pending.count)
+                    pending.removeAll(keepingCapacity: true)
+                }
+                if try !fill() { return total }
+            }
+        }
+    }
+
+    /// Connects to `host`:`port` within `timeoutMs`.
+    static func connect(host: String, port: Int, timeoutMs: Int32) throws(ProxyFailure) -> ProxySocket {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let rc = getaddrinfo(name, String(port), &hints, &list)
+        guard rc == 0, let first = list else {
+            throw ProxyFailure(.badGateway, "cannot find the host \(host): \(String(cString: gai_strerror(rc)))")
+        }
+        defer { freeaddrinfo(list) }
+        var last = "no address"
+        var a: UnsafeMutablePointer<addrinfo>? = first
+        while let ai = a {
+            a = ai.pointee.ai_next
+            let fd = socket(ai.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            guard fd >= 0 else { last = errorText(); continue }
+            if Glibc.connect(fd, ai.pointee.ai_addr, ai.pointee.ai_addrlen) != 0 && errno != EINPROGRESS {
+                last = errorText()
+                close(fd)
+                continue
+            }
+            var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            var soError: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            if poll(&p, 1, timeoutMs) <= 0 {
+                close(fd)
+                throw ProxyFailure(.gatewayTimeout, "\(host):\(port) did not accept a connection within \(timeoutMs / 1000) s")
+            }
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &length)
+            if soError != 0 {
+                last = errorText(soError)
+                close(fd)
+                continue
+            }
+            return ProxySocket(fd: fd, peer: "\(host):\(port)", timeoutMs: timeoutMs)
+        }
+        throw ProxyFailure(.badGateway, "cannot connect to \(host):\(port): \(last)")
+    }
+}
+
+/// Holds a transfer to a rate (network conditioning): sleeps while it is ahead.
+struct Pacer {
+    let bytesPerSecond: Int64
+    private var sent: Int64 = 0
+    private let start = Breakpoints.now()
+
+    init(bytesPerSecond: Int64) { self.bytesPerSecond = bytesPerSecond }
+
+    mutating func pace(_ n: Int) {
+        guard bytesPerSecond > 0 else { return }
+        sent += Int64(n)
+        let due = Double(sent) / Double(bytesPerSecond)
+        let ahead = due - (Breakpoints.now() - start)
+        if ahead > 0.001 { usleep(UInt32(min(ahead, 30) * 1_000_000)) }
+    }
+}
