@@ -19,7 +19,10 @@ struct InterceptFigures: Sendable {
     var rulesNanoseconds: Double
     /// The same with a rule that matches (a mock answers), for information.
     var matchingNanoseconds: Double
-    /// 1,000 rules with no exact domain (each a `path:`), which every
+    /// 1,000 rules with no exact domain, each a `path:` of its own first
+    /// segment (indexed by it), for information.
+    var pathIndexedNanoseconds: Double
+    /// 1,000 rules that no index can narrow (`path:*/items/N`), which every
     /// request is matched against in turn, for information.
     var unindexedNanoseconds: Double
 
@@ -85,8 +88,17 @@ enum InterceptBench {
                 }
             }
         } catch { throw BenchError("could not write the rules: \(error)") }
+        let pathIndexed = measure(url)
+        do {
+            try book.update { d in
+                d.rules = []
+                for i in 0..<count {
+                    d.add(InterceptRule(match: "path:*/items/\(i)", action: .block(.offline)))
+                }
+            }
+        } catch { throw BenchError("could not write the rules: \(error)") }
         let unindexed = measure(url)
         return InterceptFigures(rules: count, requests: requests, noRulesNanoseconds: none, rulesNanoseconds: many, matchingNanoseconds: matching,
-                                unindexedNanoseconds: unindexed)
+                                pathIndexedNanoseconds: pathIndexed, unindexedNanoseconds: unindexed)
     }
 }

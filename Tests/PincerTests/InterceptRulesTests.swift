@@ -224,6 +224,55 @@ final class InterceptRulesTests: XCTestCase {
         XCTAssertEqual(r.status, 299)
         XCTAssertTrue(e.decide(InterceptedRequest(method: "GET", url: "https://none.example.com/v1/x")).isUntouched)
     }
+
+    /// net.export-rules writes what the log would hold: header and query
+    /// values, mock bodies and texts through the redactor; the stored rules
+    /// keep theirs, and a rule with nothing secret is written as it is.
+    func testExportedRulesAreRedactedAndStoredOnesAreNot() throws {
+        let app = AppHost(withApp: false)
+        _ = try app.text("net.add-mock", ["path:/login", "200", #"{"access_token":"tok-abcdef123456","user":"ann"}"#, "", "application/json", "Set-Cookie: session=s3cr3tvalue99"])
+        _ = try app.text("net.add-rewrite", ["path:/api/*", "set-header", "request", "Authorization", "Bearer live-token-123456"])
+        _ = try app.text("net.add-rewrite", ["path:/q", "set-query", "", "api_key", "k-9876543210"])
+        _ = try app.text("net.add-block", ["domain:ads.example.com", "not-connected"])
+        let file = Fixture.temporaryDirectory("pincer-export-rules") + "/rules.json"
+        let said = try app.text("net.export-rules", file)
+        XCTAssertTrue(said.hasPrefix("wrote 4 rules to \(file); values that could be secrets are [REDACTED] in rules 1, 2, 3"), said)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        for secret in ["tok-abcdef123456", "s3cr3tvalue99", "live-token-123456", "k-9876543210"] {
+            XCTAssertFalse(text.contains(secret), "\(secret) left the app in \(text)")
+        }
+        XCTAssertTrue(text.contains("Bearer [REDACTED]"), text)
+        XCTAssertTrue(text.contains(#"\"user\":\"ann\""#), "what is not secret stays: \(text)")
+        let stored = try app.text("net.intercept-rules")
+        let document = try RulesDocument.decode(String(contentsOfFile: try XCTUnwrap(Fixture.json(stored)["file"] as? String), encoding: .utf8)).get()
+        XCTAssertEqual(document.rules[1].action, .rewrite([.setHeader(.request, name: "Authorization", value: "Bearer live-token-123456")]), "the stored rule still works")
+    }
+
+    /// Rules without a host are indexed by their path's first segment; the
+    /// order of rules of all three kinds of index stays the order they are in.
+    func testPathIndexedRulesKeepTheirOrder() throws {
+        XCTAssertEqual(try NetworkFilter("path:/v1/users/*").requiredFirstSegment, "/v1")
+        XCTAssertEqual(try NetworkFilter("~m GET & path:/v1").requiredFirstSegment, "/v1")
+        XCTAssertNil(try NetworkFilter("path:/v*").requiredFirstSegment, "a wildcard inside the first segment")
+        XCTAssertNil(try NetworkFilter("path:/*/users").requiredFirstSegment)
+        XCTAssertNil(try NetworkFilter("path:/a | path:/b").requiredFirstSegment)
+        var rules: [InterceptRule] = []
+        for i in 0..<1000 { rules.append(InterceptRule(match: "path:/v\(i)/items/*", action: .mock(status: 200 + i % 100, headers: [], body: .none))) }
+        rules.insert(InterceptRule(match: "path:/v*/items/special", action: .mock(status: 401, headers: [], body: .none)), at: 500)
+        rules.insert(InterceptRule(match: "domain:api.example.com & path:/v7/items/*", action: .mock(status: 402, headers: [], body: .none)), at: 3)
+        let e = engine(rules)
+        XCTAssertEqual(e.bySegment.count, 1000)
+        func status(_ url: String) -> Int? {
+            guard case .respond(let r) = e.decide(InterceptedRequest(method: "GET", url: url)).outcome else { return nil }
+            return r.status
+        }
+        XCTAssertEqual(status("https://x.example.com/v999/items/1"), 299)
+        XCTAssertEqual(status("https://api.example.com/v7/items/1"), 402, "the host rule comes before /v7's")
+        XCTAssertEqual(status("https://x.example.com/v7/items/1"), 207)
+        XCTAssertEqual(status("https://x.example.com/v1/items/special"), 201, "/v1's rule is before the unindexed one")
+        XCTAssertEqual(status("https://x.example.com/v600/items/special"), 401, "the unindexed rule is before /v600's")
+        XCTAssertNil(status("https://x.example.com/w1/items/1"))
+    }
 }
 
 /// The rules file: re-read when another process changes it, a damaged one

@@ -34,7 +34,7 @@ final class ReadmeTests: XCTestCase {
     /// to, and commands that follow something live until stopped.
     static func expectedStatus(_ line: String) -> Set<Int32> {
         if line.hasPrefix("pincer attach") || line.hasPrefix("pincer tail") { return [3] }
-        if line.contains("net.tail") || line.contains("--loop") { return [124] }
+        if line.contains("net.tail") || line.contains("--loop") || line.hasPrefix("pincer proxy") { return [124] }
         if line.contains("loc.play") { return [0, 124] }
         // The example shows the report of a broken translation.
         if line.contains("l10n.check po/de.po") { return [1] }

@@ -132,6 +132,20 @@ public struct NetworkFilter: Sendable {
     /// exact `domain:` at its top level (`domain:a.example.com & ...`); nil
     /// otherwise. The rules engine indexes rules by it.
     public var requiredHost: String? { root?.requiredHost }
+
+    /// The first path segment ("/v1") every matching entry's path starts
+    /// with, when the filter requires a `path:` glob at its top level whose
+    /// first segment has no wildcard; nil otherwise. The rules engine
+    /// indexes rules without a host by it.
+    public var requiredFirstSegment: String? { root?.requiredFirstSegment }
+
+    /// "/v1" of "/v1/users/3" ("" for "/" or an empty path).
+    public static func firstSegment(_ path: String) -> String {
+        guard path.hasPrefix("/") else { return "" }
+        let rest = path.utf8.dropFirst()
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.startIndex..<slash])
+    }
 }
 
 extension NetworkFilter.Node {
@@ -148,6 +162,21 @@ extension NetworkFilter.Node {
         case .and(let a, let b): a.requiredHost ?? b.requiredHost
         case .test(.domainGlob(let glob)) where !glob.contains("*"): glob
         default: nil
+        }
+    }
+
+    var requiredFirstSegment: String? {
+        switch self {
+        case .and(let a, let b):
+            return a.requiredFirstSegment ?? b.requiredFirstSegment
+        case .test(.pathGlob(let glob)):
+            // The segment must end before any wildcard: "/v1/*" and "/v1" qualify, "/v*" does not.
+            let literal = glob.prefix { $0 != "*" && $0 != "?" && $0 != "[" }
+            let segment = NetworkFilter.firstSegment(String(literal))
+            guard segment.count > 1, literal.count > segment.count || literal.count == glob.count else { return nil }
+            return segment
+        default:
+            return nil
         }
     }
 }

@@ -18,6 +18,8 @@ public struct HTTPLimits: Sendable {
     /// Chunk-size lines (with extensions) and trailer lines.
     public var lineBytes = 8 << 10
     public init() {}
+
+    static func size(_ n: Int) -> String { n >= 1024 && n % 1024 == 0 ? "\(n / 1024) KiB" : "\(n) bytes" }
 }
 
 /// A request or status line and its headers.
@@ -45,7 +47,7 @@ public struct HTTPHead: Sendable, Equatable {
             }
             i += 1
             if i - buffer.startIndex > limits.headBytes {
-                throw HTTPMessageError("the head (request line and headers) is over \(limits.headBytes / 1024) KiB")
+                throw HTTPMessageError("the head (request line and headers) is over \(HTTPLimits.size(limits.headBytes))")
             }
         }
         return nil
@@ -190,7 +192,7 @@ public struct ChunkedDecoder: Sendable {
                 let c = input[i]
                 i += 1
                 guard c == 10 else {
-                    guard line.count < limits.lineBytes else { throw HTTPMessageError("a chunk line is over \(limits.lineBytes / 1024) KiB") }
+                    guard line.count < limits.lineBytes else { throw HTTPMessageError("a chunk line is over \(HTTPLimits.size(limits.lineBytes))") }
                     line.append(c)
                     continue
                 }

@@ -148,8 +148,10 @@ public final class RuleEngine: Sendable {
     let rules: [Compiled]
     let enabled: Bool
     let conditioning: Conditioning?
-    /// Rules that can only match one host, by that host; the rest.
+    /// Rules that can only match one host, by that host; of the others,
+    /// those that can only match one first path segment, by it; the rest.
     let byHost: [String: [Int]]
+    let bySegment: [String: [Int]]
     let anyHost: [Int]
 
     public var isEmpty: Bool { !enabled || (rules.isEmpty && conditioning == nil) }
@@ -162,7 +164,7 @@ public final class RuleEngine: Sendable {
         enabled = document.enabled
         conditioning = document.conditioning
         var compiled: [Compiled] = []
-        var byHost: [String: [Int]] = [:], anyHost: [Int] = []
+        var byHost: [String: [Int]] = [:], bySegment: [String: [Int]] = [:], anyHost: [Int] = []
         for rule in transient + document.rules where rule.enabled {
             guard let filter = try? NetworkFilter(rule.match) else { continue }
             var regexes: [Int: RegexBox] = [:]
@@ -173,23 +175,32 @@ public final class RuleEngine: Sendable {
             }
             let index = compiled.count
             compiled.append(Compiled(rule: rule, filter: filter, needsResponse: filter.needsResponse, regexes: regexes))
-            if let host = filter.requiredHost { byHost[host, default: []].append(index) } else { anyHost.append(index) }
+            if let host = filter.requiredHost { byHost[host, default: []].append(index) }
+            else if let segment = filter.requiredFirstSegment { bySegment[segment, default: []].append(index) }
+            else { anyHost.append(index) }
         }
         rules = compiled
         self.byHost = byHost
+        self.bySegment = bySegment
         self.anyHost = anyHost
     }
 
-    /// The rules to try for `url`'s host, in order.
-    private func candidates(_ host: String) -> [Int] {
-        guard let own = byHost[host], !own.isEmpty else { return anyHost }
-        if anyHost.isEmpty { return own }
-        // Two sorted lists merged.
+    /// The rules to try for a request to `host` and `path`, in order.
+    private func candidates(_ host: String, _ path: String) -> [Int] {
+        let own = byHost[host] ?? [], segment = bySegment.isEmpty ? [] : bySegment[NetworkFilter.firstSegment(path)] ?? []
+        if own.isEmpty && segment.isEmpty { return anyHost }
+        return RuleEngine.merged(RuleEngine.merged(own, segment), anyHost)
+    }
+
+    /// Two sorted lists of rule indexes as one.
+    private static func merged(_ a: [Int], _ b: [Int]) -> [Int] {
+        if a.isEmpty { return b }
+        if b.isEmpty { return a }
         var out: [Int] = []
-        out.reserveCapacity(own.count + anyHost.count)
+        out.reserveCapacity(a.count + b.count)
         var i = 0, j = 0
-        while i < own.count || j < anyHost.count {
-            if j == anyHost.count || (i < own.count && own[i] < anyHost[j]) { out.append(own[i]); i += 1 } else { out.append(anyHost[j]); j += 1 }
+        while i < a.count || j < b.count {
+            if j == b.count || (i < a.count && a[i] < b[j]) { out.append(a[i]); i += 1 } else { out.append(b[j]); j += 1 }
         }
         return out
     }
@@ -208,7 +219,7 @@ public final class RuleEngine: Sendable {
         var d = RequestDecision(request: request)
         guard !isEmpty else { return d }
         let parts = URLParts(request.url)
-        let list = candidates(parts?.host ?? "")
+        let list = candidates(parts?.host ?? "", parts?.path ?? "")
         guard !list.isEmpty || conditioning != nil else { return d }
         let entry = RuleEngine.entry(request)
         var first: [RuleKind: Int] = [:]
@@ -294,7 +305,8 @@ public final class RuleEngine: Sendable {
             entry.responseHeaders = response.headers
             entry.responseBody = Body(payload: .stored(response.body), size: response.body.count,
                                       mimeType: response.headers.first("Content-Type") ?? "")
-            for i in candidates(URLParts(request.url)?.host ?? "") where rules[i].needsResponse {
+            let parts = URLParts(request.url)
+            for i in candidates(parts?.host ?? "", parts?.path ?? "") where rules[i].needsResponse {
                 let kind = rules[i].rule.kind
                 if kind == .rewrite, rewrite == nil, decision.deferredRewrites, rules[i].filter.matches(entry) { rewrite = i }
                 if kind == .breakpoint, breakpoint == nil, decision.deferredBreakpoints, rules[i].filter.matches(entry) { breakpoint = i }

@@ -318,3 +318,54 @@ struct Fields {
         }
     }
 }
+
+// MARK: - Export
+
+extension InterceptRule {
+    /// The rule as net.export-rules writes it: every value that could be a
+    /// secret through the log's redactor (header values, query values, mock
+    /// bodies, texts), so a shared rules file holds no more than the log
+    /// would. The stored rules keep their values: they must still work.
+    /// Whether anything changed, for the command to say so.
+    public func redacted(by redactor: Redactor) -> (rule: InterceptRule, changed: Bool) {
+        var r = self
+        r.title = redactor.text(title)
+        r.match = redactor.text(match)
+        r.origin = redactor.text(origin)
+        func header(_ name: String, _ value: String) -> String { redactor.headers([Header(name, value)]).first?.value ?? Redactor.marker }
+        func body(_ bytes: [UInt8], _ contentType: String?) -> [UInt8] {
+            if case .stored(let b) = redactor.body(bytes, contentType: contentType) { return b }
+            return bytes.isEmpty ? [] : Array(Redactor.marker.utf8)
+        }
+        switch action {
+        case .mock(let status, let headers, let mockBody):
+            let type = headers.first("Content-Type")
+            let b: MockBody
+            switch mockBody {
+            case .text(let t): b = .text(String(decoding: body(Array(t.utf8), type), as: UTF8.self))
+            case .bytes(let bytes): b = .bytes(body(bytes, type))
+            case .none, .file: b = mockBody
+            }
+            r.action = .mock(status: status, headers: redactor.headers(headers), body: b)
+        case .mapRemote(let to, let strip):
+            r.action = .mapRemote(to: redactor.url(to), stripPrefix: strip)
+        case .rewrite(let ops):
+            r.action = .rewrite(ops.map { op in
+                switch op {
+                case .setHeader(let side, let name, let value): .setHeader(side, name: name, value: header(name, value))
+                case .addHeader(let side, let name, let value): .addHeader(side, name: name, value: header(name, value))
+                case .setQuery(let name, let value):
+                    // name=value as the redactor reads it in a query.
+                    .setQuery(name: name, value: String(redactor.text("\(name)=\(value)").dropFirst(name.count + 1)))
+                case .replaceBody(let side, let find, let regex, let with): .replaceBody(side, find: redactor.text(find), regex: regex, with: redactor.text(with))
+                case .setJSON(let side, let path, let value):
+                    .setJSON(side, path: path, value: (try? JSON.parse(String(decoding: body(Array(value.serialized().utf8), "application/json"), as: UTF8.self))) ?? .string(Redactor.marker))
+                case .removeHeader, .removeQuery, .status, .removeJSON: op
+                }
+            })
+        case .mapLocal, .block, .delay, .breakpoint:
+            break
+        }
+        return (r, r != self)
+    }
+}

@@ -192,10 +192,19 @@ struct InterceptCommands {
             return .string("rule \(id) is now at position \(at)")
         }
         try host.addCommand("export-rules(file: string) -> string",
-                            summary: "Write the rules, the switch and global conditioning as one JSON document (format pincer.net-rules, version 1)") { args in
-            let d = try commands.book().document
+                            summary: "Write the rules, the switch and global conditioning as one JSON document (format pincer.net-rules, version 1)",
+                            details: "Values that could be secrets (header and query values, mock bodies, texts) pass the log's redactor, as everything Pincer exports does: a shared file holds no more than the log would. The stored rules keep their values.") { args in
+            var d = try commands.book().document
+            let redactor = try commands.state.get().store.redactor
+            var redacted: [String] = []
+            d.rules = d.rules.map { rule in
+                let (clean, changed) = rule.redacted(by: redactor)
+                if changed { redacted.append(rule.id) }
+                return clean
+            }
             try TextFile.writeAtomically(d.json.serialized(pretty: true) + "\n", to: args[0].string)
-            return .string("wrote \(d.rules.count) rule\(d.rules.count == 1 ? "" : "s") to \(args[0].string)")
+            let note = redacted.isEmpty ? "" : "; values that could be secrets are [REDACTED] in rule\(redacted.count == 1 ? "" : "s") \(redacted.joined(separator: ", ")) (the stored rules keep them)"
+            return .string("wrote \(d.rules.count) rule\(d.rules.count == 1 ? "" : "s") to \(args[0].string)\(note)")
         }
         try host.addCommand("import-rules(file: string, replace: bool = false) -> string",
                             summary: "Add the rules of a document net.export-rules wrote (new ids, after the others); --replace replaces every rule, the switch and conditioning",

@@ -113,7 +113,8 @@ struct NetworkCommands {
         }
         try host.addCommand("tail(filter: string = \"\", limit: i64 = 0) -> string",
                             summary: "Follow new entries live (this process and the persisted log); stop after `limit` if > 0",
-                            details: "Prints one line per finished entry as it arrives; with --json, one net.list object per line (NDJSON). Ctrl-C stops it.") { args in
+                            details: "Prints one line per finished entry as it arrives; with --json, one net.list object per line (NDJSON). Ctrl-C stops it.",
+                            concurrent: true) { args in
             let json = args.wantsJSON
             return try Tail(logger: state.get(), filter: NetworkCommands.filter(args[0].string), limit: Int(args[1].i64)).run(cancelled: { args.isCancelled }) { e in
                 if json { args.output(json: e.summaryJSON) } else { args.output(Tail.line(e)) }
