@@ -103,6 +103,16 @@ final class Breakpoints: Sendable {
         }
     }
 
+    /// Holds an exchange and waits for it on this thread (the proxy's
+    /// connection threads may wait): how it was released, the exchange to go
+    /// on with, and the intervention that says what happened.
+    func holdAndWait(phase: Phase, rule: String, title: String, timeoutSeconds: Int,
+                     request: InterceptedRequest, response: InterceptedResponse?) -> (release: Release, held: Held, note: Intervention)? {
+        let number = hold(phase: phase, rule: rule, title: title, timeoutSeconds: timeoutSeconds, request: request, response: response)
+        guard let (release, h) = wait(number) else { return nil }
+        return (release, h, Intervention(rule: h.rule, kind: RuleKind.breakpoint.rawValue, title: h.title, did: Self.note(release, h)))
+    }
+
     static func word(_ r: Release) -> String {
         switch r {
         case .proceed: "continued"

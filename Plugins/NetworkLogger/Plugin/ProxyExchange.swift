@@ -92,6 +92,11 @@ struct ProxyExchange {
             return keepAlive && streamed == .none
         }
 
+        func aborted(_ failure: NetworkFailure) throws(ProxyFailure) -> Bool {
+            try answerHere(LoopbackProxy.answer(502, "aborted at a breakpoint: \(failure.rawValue) (\(failure.message))"),
+                           status: 502, headers: [], body: [], stubbed: false, error: failure.message)
+        }
+
         if let d = decision {
             if d.latencyMs > 0 { usleep(UInt32(min(d.latencyMs, 30_000) * 1000)) }
             switch d.outcome {
@@ -112,18 +117,11 @@ struct ProxyExchange {
             if let hold = d.holdRequest {
                 if streamed != .none {
                     interventions.append(Intervention(rule: hold.rule, kind: RuleKind.breakpoint.rawValue, did: "not held: the body streams (over 10 MiB or chunked)"))
-                } else {
-                    let rule = engine.rule(id: hold.rule)
-                    let number = proxy.breakpoints.hold(phase: .request, rule: hold.rule, title: rule?.title ?? "", timeoutSeconds: hold.timeoutSeconds,
-                                                        request: request, response: nil)
-                    if let (release, h) = proxy.breakpoints.wait(number) {
-                        interventions.append(Intervention(rule: h.rule, kind: RuleKind.breakpoint.rawValue, title: h.title, did: Breakpoints.note(release, h)))
-                        if case .abort(let failure) = release {
-                            return try answerHere(LoopbackProxy.answer(502, "aborted at a breakpoint: \(failure.rawValue) (\(failure.message))"),
-                                                  status: 502, headers: [], body: [], stubbed: false, error: failure.message)
-                        }
-                        if release == .proceed { request = h.request }
-                    }
+                } else if let (release, h, note) = proxy.breakpoints.holdAndWait(phase: .request, rule: hold.rule, title: engine.rule(id: hold.rule)?.title ?? "",
+                                                                                  timeoutSeconds: hold.timeoutSeconds, request: request, response: nil) {
+                    interventions.append(note)
+                    if case .abort(let failure) = release { return try aborted(failure) }
+                    if release == .proceed { request = h.request }
                 }
             }
             decision?.request = request
@@ -220,18 +218,12 @@ struct ProxyExchange {
             let out = engine.respond(d, request: request, response: got)
             interventions += out.interventions
             var final = out.response
-            if let hold = out.holdResponse {
-                let rule = engine.rule(id: hold.rule)
-                let number = proxy.breakpoints.hold(phase: .response, rule: hold.rule, title: rule?.title ?? "", timeoutSeconds: hold.timeoutSeconds,
-                                                    request: request, response: final)
-                if let (release, h) = proxy.breakpoints.wait(number) {
-                    interventions.append(Intervention(rule: h.rule, kind: RuleKind.breakpoint.rawValue, title: h.title, did: Breakpoints.note(release, h)))
-                    if case .abort(let failure) = release {
-                        return try answerHere(LoopbackProxy.answer(502, "aborted at a breakpoint: \(failure.rawValue) (\(failure.message))"),
-                                              status: 502, headers: [], body: [], stubbed: false, error: failure.message)
-                    }
-                    if release == .proceed, let edited = h.response { final = edited }
-                }
+            if let hold = out.holdResponse,
+               let (release, h, note) = proxy.breakpoints.holdAndWait(phase: .response, rule: hold.rule, title: engine.rule(id: hold.rule)?.title ?? "",
+                                                                     timeoutSeconds: hold.timeoutSeconds, request: request, response: final) {
+                interventions.append(note)
+                if case .abort(let failure) = release { return try aborted(failure) }
+                if release == .proceed, let edited = h.response { final = edited }
             }
             var headers = final.headers.filter { $0.name.lowercased() != "content-length" }
             headers.append(Header("Content-Length", String(final.body.count)))
