@@ -2,7 +2,7 @@
 
 /// What to measure and how to print it.
 struct BenchOptions: Sendable {
-    enum Part: String, Sendable { case dispatch, startup, flags, net, intercept, l10n, a11y, loc, db, rpc }
+    enum Part: String, Sendable { case dispatch, startup, flags, net, intercept, proxy, l10n, a11y, loc, db, rpc }
 
     var json = false
     var runs = 30
@@ -20,6 +20,7 @@ struct BenchOptions: Sendable {
     var runsFlags: Bool { only == nil || only == .flags }
     var runsNet: Bool { only == nil || only == .net }
     var runsIntercept: Bool { only == nil || only == .intercept }
+    var runsProxy: Bool { only == nil || only == .proxy }
     var runsL10n: Bool { only == nil || only == .l10n }
     var runsA11y: Bool { only == nil || only == .a11y }
     var runsLoc: Bool { only == nil || only == .loc }
@@ -29,7 +30,7 @@ struct BenchOptions: Sendable {
     static let usage = """
         usage: pincer-bench [--json] [--runs N] [--calls N] [--threads N] [--lookups N]
                             [--requests N] [--strings N] [--points N]
-                            [--only dispatch|startup|flags|net|intercept|l10n|a11y|loc|db|rpc]
+                            [--only dispatch|startup|flags|net|intercept|proxy|l10n|a11y|loc|db|rpc]
 
         Measures the Pincer host against baselines taken in the same run and
         prints the figures as ratios:
@@ -76,6 +77,20 @@ struct BenchOptions: Sendable {
                     with 1,000 stored rules that do not match it, against none.
                     target: <= 20 us added per request
                     info: the same with a matching mock (the answer built)
+          proxy     in process, through the URLSession capture path (the net
+                    plugin's "pincer.network/1"): a GET answered by a mock
+                    rule (200, 1 KiB) against the same GET from a loopback
+                    server (median us, ratio; no target); a delay rule of
+                    200 ms against the same GET with no rule.
+                    target: 200 +- 5 ms added (median of 11); a 2,000 KB/s
+                    download rule over a 5 MiB body.  target: 2,000,000 B/s
+                    +- 10 %. Then `pincer proxy --port 0 --json` as a
+                    subprocess: 8 socket clients fetching 1 MiB bodies
+                    through it (keep-alive to the proxy) against the same
+                    clients fetching from the server directly (keep-alive).
+                    target: proxy MB/s >= 0.5 x direct; and 1 GiB streamed
+                    through a fresh proxy to one client.
+                    target: the proxy's peak RSS (VmHWM) < 64 MiB
           l10n      pseudo-localisation, all modes (accented, lengthened,
                     boundaries, rtl), of a generated catalog of realistic UI
                     strings, in strings/s, against pseudol10nutil (PyPI)
@@ -135,8 +150,8 @@ struct BenchOptions: Sendable {
                           (default 100000)
           --points N      track points in the generated GPX file for loc
                           (default 200000, at least 1000, at most 1000000)
-          --only PART     run only `dispatch`, `startup`, `flags`, `net`, `l10n`,
-                          `a11y`, `loc`, `db` or `rpc`
+          --only PART     run only `dispatch`, `startup`, `flags`, `net`,
+                          `intercept`, `proxy`, `l10n`, `a11y`, `loc`, `db` or `rpc`
           --help          show this help
 
         Exit status: 0 every target met, 1 a target missed (or a measurement
@@ -147,7 +162,8 @@ struct BenchOptions: Sendable {
         pincer-bench, the startup part the sibling
         executables `pincer` and `bench-hello` and the built-in plugins, the
         flags part the library libpincer-plugin-flags.so beside pincer-bench,
-        the net part libpincer-plugin-net.so; the l10n part needs
+        the net part libpincer-plugin-net.so, the proxy part
+        libpincer-plugin-net.so and the sibling executable `pincer`; the l10n part needs
         pseudol10nutil and the package's scripts/bench-l10n-baseline.py, the
         loc part gpxpy and scripts/bench-loc-baseline.py (both libraries in
         .build/consumers, which scripts/deps makes; else python3 on PATH), the db part the
@@ -210,7 +226,7 @@ struct BenchOptions: Sendable {
             case "--only":
                 let part = try value(for: flag, inline: inline)
                 guard let p = Part(rawValue: part) else {
-                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net', 'intercept', 'l10n', 'a11y', 'loc', 'db' or 'rpc', got '\(part)'")
+                    throw UsageError(message: "--only expects 'dispatch', 'startup', 'flags', 'net', 'intercept', 'proxy', 'l10n', 'a11y', 'loc', 'db' or 'rpc', got '\(part)'")
                 }
                 options.only = p
             default:

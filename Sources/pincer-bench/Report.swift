@@ -21,6 +21,8 @@ struct Report: Sendable {
     var net: NetFigures?
     var intercept: InterceptFigures?
     var interceptError: String?
+    var proxy: ProxyFigures?
+    var proxyError: String?
     var l10n: L10nFigures?
     var l10nError: String?
     var a11y: A11yFigures?
@@ -34,7 +36,7 @@ struct Report: Sendable {
 
     /// Every part that ran met its target, and none failed to measure.
     var passed: Bool {
-        dispatchError == nil && interceptError == nil && (intercept?.passed ?? true) && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil && locError == nil && dbError == nil && rpcError == nil
+        dispatchError == nil && interceptError == nil && (intercept?.passed ?? true) && proxyError == nil && (proxy?.passed ?? true) && startupError == nil && flagsError == nil && l10nError == nil && a11yError == nil && locError == nil && dbError == nil && rpcError == nil
             && (dispatch?.passed ?? true) && (startup?.passed ?? true) && (flags?.passed ?? true) && (net?.passed ?? true)
             && (l10n?.passed ?? true) && (a11y?.passed ?? true) && (loc?.passed ?? true) && (db?.passed ?? true)
             && (rpc?.passed ?? true)
@@ -145,8 +147,10 @@ struct Report: Sendable {
              row("", "added by \(i.rules) rules", "\(Format.fixed(i.addedMicroseconds, 2)) us",
                  "ratio \(Format.ratio(i.ratio)); target: <= \(Format.fixed(InterceptFigures.targetAddedMicroseconds, 0)) us  \(Report.verdict(i.passed))"),
              row("", "info: the matching mock answered", "\(Format.fixed(i.matchingNanoseconds / 1000, 2)) us", "(its response built in C memory)"),
-             row("", "info: \(i.rules) rules without a domain", "\(Format.fixed(i.unindexedNanoseconds / 1000, 2)) us", "(path: only: each is matched in turn)")]
+             row("", "info: \(i.rules) path: rules, no domain", "\(Format.fixed(i.pathIndexedNanoseconds / 1000, 2)) us", "(path:/vN/items/*: indexed by first segment)"),
+             row("", "info: \(i.rules) rules no index narrows", "\(Format.fixed(i.unindexedNanoseconds / 1000, 2)) us", "(path:*/items/N: each is matched in turn)")]
         }
+        part("proxy", proxy, proxyError) { proxyText($0, row: $1) }
         part("l10n", l10n, l10nError) { l10nText($0, row: $1) }
         part("a11y", a11y, a11yError) { a11yText($0, row: $1) }
         part("loc", loc, locError) { locText($0, row: $1) }
@@ -258,11 +262,16 @@ struct Report: Sendable {
                 ("rules", .int(Int64(i.rules))), ("requests_per_round", .int(Int64(i.requests))),
                 ("no_rules_us", .rounded(i.noRulesNanoseconds / 1000, 3)), ("rules_us", .rounded(i.rulesNanoseconds / 1000, 3)),
                 ("added_us", .rounded(i.addedMicroseconds, 3)), ("ratio", .rounded(i.ratio, 3)),
-                ("matching_mock_us", .rounded(i.matchingNanoseconds / 1000, 3)), ("unindexed_rules_us", .rounded(i.unindexedNanoseconds / 1000, 3)),
+                ("matching_mock_us", .rounded(i.matchingNanoseconds / 1000, 3)), ("path_indexed_rules_us", .rounded(i.pathIndexedNanoseconds / 1000, 3)), ("unindexed_rules_us", .rounded(i.unindexedNanoseconds / 1000, 3)),
                 ("target_added_us", .double(InterceptFigures.targetAddedMicroseconds)), ("pass", .bool(i.passed)),
             ])))
         } else if let e = interceptError {
             members.append(("intercept", .object([("error", .string(e)), ("pass", .bool(false))])))
+        }
+        if let p = proxy {
+            members.append(("proxy", proxyJSON(p)))
+        } else if let e = proxyError {
+            members.append(("proxy", .object([("error", .string(e)), ("pass", .bool(false))])))
         }
         if let l = l10n {
             members.append(("l10n", l10nJSON(l)))

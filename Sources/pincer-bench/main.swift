@@ -72,6 +72,16 @@ if options.runsIntercept {
         printError("pincer-bench: intercept: \(error.message)")
     }
 }
+if options.runsProxy {
+    do {
+        let proxy = try ProxyBench.run()
+        for (part, message) in proxy.errors { printError("pincer-bench: proxy: \(part): \(message)") }
+        report.proxy = proxy
+    } catch {
+        report.proxyError = error.message
+        printError("pincer-bench: proxy: \(error.message)")
+    }
+}
 if options.runsL10n {
     do {
         let l10n = try L10nBench.run(strings: options.strings)

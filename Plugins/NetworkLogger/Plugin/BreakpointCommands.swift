@@ -234,7 +234,7 @@ struct BreakpointCommands {
                     args.output(try text(h))
                 }
                 if asking {
-                    switch try ask(h, args) {
+                    switch try ask(h, args, watcher: watcher) {
                     case .answered: break
                     case .nobody: asking = false
                     }
@@ -250,7 +250,7 @@ struct BreakpointCommands {
 
     /// One exchange's questions; `.nobody` when no person answers (then the
     /// watch only shows).
-    private func ask(_ h: Breakpoints.Held, _ args: Arguments) throws -> Asked {
+    private func ask(_ h: Breakpoints.Held, _ args: Arguments, watcher: Int) throws -> Asked {
         while true {
             guard let answer = args.ask("[c]ontinue, [e]dit, [a]bort or [s]kip (leave it held)? ") else { return .nobody }
             do {
@@ -272,6 +272,7 @@ struct BreakpointCommands {
                     try breakpoints.release(h.number, .proceed)
                     args.output("continued \(h.number) as edited\n")
                 case "s", "skip":
+                    breakpoints.leave(h.number, watcher: watcher)
                     args.output("left \(h.number) held (net.continue \(h.number), or it continues at its timeout)\n")
                 default:
                     args.output("answer c, e, a or s\n")

@@ -113,6 +113,9 @@ final class Breakpoints: Sendable {
         return (release, h, Intervention(rule: h.rule, kind: RuleKind.breakpoint.rawValue, title: h.title, did: Self.note(release, h)))
     }
 
+    /// Drops a held exchange nobody will wait for.
+    func forget(_ number: Int) { _ = table.withLock { $0.removeValue(forKey: number) } }
+
     static func word(_ r: Release) -> String {
         switch r {
         case .proceed: "continued"
@@ -176,6 +179,10 @@ final class Breakpoints: Sendable {
             return out.sorted { $0.number < $1.number }
         }
     }
+
+    /// The watcher leaves exchange `number` held for others (skip): its
+    /// going away no longer releases it.
+    func leave(_ number: Int, watcher: Int) { _ = table.withLock { $0[number]?.watchers.remove(watcher) } }
 
     /// The watcher went (its command ended: Ctrl-C, the shell detached or
     /// was killed): what only it was shown goes on unchanged.

@@ -191,7 +191,8 @@ final class InterceptionTable: Sendable {
     }
 
     func finish(_ handle: UInt64) {
-        _ = open.withLock { $0.removeValue(forKey: handle) }
+        // A caller that finishes without await_release leaves nothing held.
+        if let number = open.withLock({ $0.removeValue(forKey: handle) })?.held { breakpoints.forget(number) }
     }
 
     var count: Int { open.withLock { $0.count } }

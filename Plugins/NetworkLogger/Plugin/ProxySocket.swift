@@ -33,7 +33,7 @@ final class ProxySocket: @unchecked Sendable {
     let peer: String
     /// Read but not consumed yet (the start of the next message, or of a body).
     var pending: [UInt8] = []
-    private var scratch = [UInt8](repeating: 0, count: 64 << 10)
+    private var scratch = [UInt8](repeating: 0, count: 256 << 10)
     /// How long one read or write may wait.
     var timeoutMs: Int32
 
@@ -52,7 +52,7 @@ final class ProxySocket: @unchecked Sendable {
     static func errorText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
 
     /// Waits until the socket is readable (or writable); false on timeout.
-    private func wait(_ events: Int16) -> Bool {
+    func wait(_ events: Int16) -> Bool {
         var p = pollfd(fd: fd, events: events, revents: 0)
         while true {
             let rc = poll(&p, 1, timeoutMs)
@@ -71,6 +71,67 @@ final class ProxySocket: @unchecked Sendable {
             if n == 0 { return false }
             pending.append(contentsOf: scratch[0..<n])
             return true
+        }
+    }
+
+    /// One read of at most `max` bytes handed to `piece` as it is; 0 at end of stream.
+    private func readDirect(max: Int, _ piece: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+        while true {
+            guard wait(Int16(POLLIN)) else { throw ProxyFailure(.gatewayTimeout, "\(peer) sent nothing for \(timeoutMs / 1000) s") }
+            let n = scratch.withUnsafeMutableBytes { read(fd, $0.baseAddress, max) }
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            if n < 0 { throw ProxyFailure(.closed, "reading from \(peer): \(Self.errorText())") }
+            if n > 0 { try scratch.withUnsafeBytes { try piece(UnsafeRawBufferPointer(rebasing: $0[0..<n])) } }
+            return n
+        }
+    }
+
+    /// splice(2): a GNU extension the Glibc module does not show, looked up once.
+    private typealias SpliceFunction = @convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32) -> Int
+    private static let spliceFunction: SpliceFunction? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "splice")
+        .map { unsafeBitCast($0, to: SpliceFunction.self) }
+
+    private static func spliceCall(_ from: Int32, _ a: UnsafeMutablePointer<Int64>?, _ to: Int32, _ b: UnsafeMutablePointer<Int64>?,
+                                   _ count: Int, _ flags: UInt32) -> Int {
+        spliceFunction?(from, a, to, b, count, flags) ?? -1
+    }
+
+    static var canSplice: Bool { spliceFunction != nil }
+
+    /// Moves exactly `count` bytes from this socket to `to` inside the
+    /// kernel (splice through a pipe): for a body the log does not keep, no
+    /// byte is copied into the proxy. What was read into `pending` goes first.
+    func splice(_ count: UInt64, to out: ProxySocket) throws(ProxyFailure) {
+        var left = count
+        if !pending.isEmpty {
+            let take = Int(min(UInt64(pending.count), left))
+            try out.write(Array(pending[0..<take]))
+            pending.removeFirst(take)
+            left -= UInt64(take)
+        }
+        guard left > 0 else { return }
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw ProxyFailure(.badGateway, "cannot make a pipe: \(Self.errorText())") }
+        defer { close(fds[0]); close(fds[1]) }
+        _ = fcntl(fds[0], 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
+        let flags = UInt32(1 | 2 | 4) // SPLICE_F_MOVE | SPLICE_F_NONBLOCK | SPLICE_F_MORE
+        while left > 0 {
+            guard wait(Int16(POLLIN)) else { throw ProxyFailure(.gatewayTimeout, "\(peer) sent nothing for \(timeoutMs / 1000) s") }
+            let n = Self.spliceCall(fd, nil, fds[1], nil, Int(min(left, 1 << 20)), flags)
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            if n < 0 { throw ProxyFailure(.closed, "reading from \(peer): \(Self.errorText())") }
+            if n == 0 { throw ProxyFailure(.closed, "\(peer) closed the connection \(left) bytes before the end of the body") }
+            var inPipe = n
+            while inPipe > 0 {
+                let m = Self.spliceCall(fds[0], nil, out.fd, nil, inPipe, flags)
+                if m < 0 && (errno == EINTR || errno == EAGAIN) {
+                    guard out.wait(Int16(POLLOUT)) else { throw ProxyFailure(.gatewayTimeout, "\(out.peer) took nothing for \(timeoutMs / 1000) s") }
+                    continue
+                }
+                if m <= 0 { throw ProxyFailure(.closed, "writing to \(out.peer): \(Self.errorText())") }
+                inPipe -= m
+            }
+            left -= UInt64(n)
         }
     }
 
@@ -122,12 +183,17 @@ final class ProxySocket: @unchecked Sendable {
             return 0
         case .length(let n):
             var left = n
-            while left > 0 {
-                if pending.isEmpty, try !fill() { throw ProxyFailure(.closed, "\(peer) closed the connection \(left) bytes before the end of the body") }
+            if !pending.isEmpty {
                 let take = Int(min(UInt64(pending.count), left))
                 try pending.withUnsafeBytes { try piece(UnsafeRawBufferPointer(rebasing: $0[0..<take])) }
                 pending.removeFirst(take)
                 left -= UInt64(take)
+            }
+            // The rest straight from the socket to `piece`, no copy kept.
+            while left > 0 {
+                let got = try readDirect(max: Int(min(left, UInt64(scratch.count))), piece)
+                if got == 0 { throw ProxyFailure(.closed, "\(peer) closed the connection \(left) bytes before the end of the body") }
+                left -= UInt64(got)
             }
             return n
         case .chunked:
