@@ -10,7 +10,12 @@ struct BodyCopy {
     var bytes: [UInt8] = []
     var total = 0
 
-    init(cap: Int) { self.cap = cap }
+    /// `expected`: the body's declared length, when known, so the copy is
+    /// made once rather than grown by doubling.
+    init(cap: Int, expected: UInt64? = nil) {
+        self.cap = cap
+        if let expected { bytes.reserveCapacity(Int(min(expected, UInt64(cap)))) }
+    }
 
     mutating func add(_ piece: UnsafeRawBufferPointer) {
         if bytes.count < cap { bytes.append(contentsOf: piece.prefix(cap - bytes.count)) }
@@ -199,7 +204,7 @@ struct ProxyExchange {
         }
         let tReceive = Breakpoints.now()
         var download = Pacer(bytesPerSecond: decision?.downloadBytesPerSecond ?? 0)
-        var responseCopy = BodyCopy(cap: cap)
+        var responseCopy = BodyCopy(cap: cap, expected: { if case .length(let n) = responseFraming { return n } else { return nil } }())
         var sentStatus = status, sentHeaders = response.headers
         var forwardedHeaders = ProxyConnection.forwarded(response.headers)
         if responseFraming == .none {
