@@ -1,7 +1,9 @@
-// A loopback HTTP/1.1 server for the net part: POSIX sockets on 127.0.0.1
-// (a port the kernel picks), one pthread per connection, keep-alive, and the
-// same small 200 response to every request. Plain sockets and threads so the
-// server costs the same whether or not the client captures its traffic.
+// A loopback HTTP/1.1 server for the net and proxy parts: POSIX sockets on
+// 127.0.0.1 (a port the kernel picks), one detached pthread per connection,
+// keep-alive. By default the same small 200 response to every request; the
+// proxy part answers with bodies of the size a path asks for. Plain sockets
+// and threads so the server costs the same whether or not the client
+// captures its traffic.
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -22,16 +24,28 @@ final class BenchServer: @unchecked Sendable {
     /// Largest request head accepted (request line and headers).
     static let maximumHead = 64 << 10
 
+    /// Answers one request whose body was read: writes the response to `fd`;
+    /// false ends the connection. `target` is the request line's, `close`
+    /// whether the client asked to close after it.
+    typealias Answer = @Sendable (_ fd: Int32, _ target: String, _ close: Bool) -> Bool
+
+    /// The default answer: `response`, whatever was asked.
+    static let fixedAnswer: Answer = { fd, _, _ in BenchServer.send(fd, BenchServer.response) }
+
     let port: UInt16
     private let listener: Int32
     private var acceptThread = pthread_t()
-    /// Requests answered with 200, over every connection.
+    private let answer: Answer
+    /// Requests answered, over every connection.
     private let answered = Atomic<Int>(0)
     private let connectionCount = Atomic<Int>(0)
-    private let open = Mutex<(fds: Set<Int32>, threads: [pthread_t], stopping: Bool)>(([], [], false))
+    /// Connection threads (detached) still running.
+    private let active = Atomic<Int>(0)
+    private let open = Mutex<(fds: Set<Int32>, stopping: Bool)>(([], false))
 
     /// Binds 127.0.0.1:0, listens and starts accepting.
-    init() throws(BenchError) {
+    init(answer: @escaping Answer = BenchServer.fixedAnswer) throws(BenchError) {
+        self.answer = answer
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BenchError("socket: \(BenchServer.lastError())") }
         var yes: Int32 = 1
@@ -90,11 +104,12 @@ final class BenchServer: @unchecked Sendable {
         shutdown(listener, Int32(SHUT_RDWR))
         pthread_join(acceptThread, nil)
         close(listener)
-        let threads = open.withLock { state -> [pthread_t] in
+        open.withLock { state in
             for fd in state.fds { shutdown(fd, Int32(SHUT_RDWR)) }
-            return state.threads
         }
-        for thread in threads { pthread_join(thread, nil) }
+        // Detached threads: wait (at most 5 s) for the last to leave.
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        while active.load(ordering: .acquiring) > 0 && monotonicNanoseconds() < deadline { usleep(1_000) }
     }
 
     private func acceptLoop() {
@@ -114,19 +129,23 @@ final class BenchServer: @unchecked Sendable {
             }
             guard admitted else { close(fd); return }
             connectionCount.add(1, ordering: .relaxed)
+            // Detached: a proxy opens a connection per request, so there may be thousands.
             let connection = Connection(server: self, fd: fd)
+            active.add(1, ordering: .relaxed)
+            var attributes = pthread_attr_t()
+            pthread_attr_init(&attributes)
+            pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
             var thread = pthread_t()
-            let rc = pthread_create(&thread, nil, { raw in
+            let rc = pthread_create(&thread, &attributes, { raw in
                 let connection = Unmanaged<Connection>.fromOpaque(raw!).takeRetainedValue()
                 connection.server.serve(connection.fd)
                 return nil
             }, Unmanaged.passRetained(connection).toOpaque())
+            pthread_attr_destroy(&attributes)
             if rc != 0 {
                 Unmanaged.passUnretained(connection).release()
                 finish(fd)
-                continue
             }
-            open.withLock { $0.threads.append(thread) }
         }
     }
 
@@ -166,16 +185,18 @@ final class BenchServer: @unchecked Sendable {
                 guard fill() else { return }
             }
             pending.removeFirst(end + request.contentLength)
-            guard BenchServer.send(fd, BenchServer.response) else { return }
+            guard answer(fd, request.target, request.close) else { return }
             answered.add(1, ordering: .releasing)
             if request.close { return }
         }
     }
 
+    /// Ends a connection (and its count: the thread touches nothing of the server's after it).
     private func finish(_ fd: Int32) {
         // Leave the set before closing, so stop() never shuts down a reused descriptor number.
         open.withLock { _ = $0.fds.remove(fd) }
         close(fd)
+        active.subtract(1, ordering: .releasing)
     }
 
     /// The index just past "\r\n\r\n", or nil.
@@ -187,11 +208,15 @@ final class BenchServer: @unchecked Sendable {
         return nil
     }
 
-    /// Writes all of `bytes` (without SIGPIPE when the client went away).
     static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { send(fd, $0) }
+    }
+
+    /// Writes all of `bytes` (without SIGPIPE when the client went away).
+    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let n = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
             if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return false }
         }
         return true
@@ -199,8 +224,9 @@ final class BenchServer: @unchecked Sendable {
 
     static func lastError() -> String { String(cString: strerror(errno)) }
 
-    /// What the server needs of a request head: body length and whether to close.
+    /// What the server needs of a request head: its target, body length and whether to close.
     struct RequestHead {
+        var target = ""
         var contentLength = 0
         var close = false
 
@@ -211,6 +237,7 @@ final class BenchServer: @unchecked Sendable {
             guard !lines.isEmpty else { return nil }
             let requestLine = lines.removeFirst().split(separator: " ")
             guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1.") else { return nil }
+            target = String(requestLine[1])
             close = requestLine[2] == "HTTP/1.0"
             for line in lines where !line.isEmpty {
                 guard let colon = line.firstIndex(of: ":") else { return nil }

@@ -15,7 +15,7 @@
 // - memory: the proxy's peak resident set (VmHWM) once 1 GiB has streamed
 //   through it to one client.
 //
-// The loopback server here (ProxyBenchServer) serves /<anything>/N: N bytes
+// The loopback server (BenchServer with ProxyBenchServer.answer) serves /<anything>/N: N bytes
 // of a fixed ASCII pattern (/binary/N: of random bytes), written from a
 // 1 MiB buffer as they are sent (never held whole), with Content-Length,
 // keep-alive, a thread per connection.
@@ -162,7 +162,7 @@ enum ProxyBench {
     static let hugeBody = 1 << 30
 
     static func run() throws(BenchError) -> ProxyFigures {
-        let server = try ProxyBenchServer()
+        let server = try ProxyBenchServer.start()
         defer { server.stop() }
         var figures = ProxyFigures()
         // PINCER_BENCH_PROXY=capture (or proxy) runs one half, for profiling.
@@ -208,7 +208,7 @@ enum ProxyBench {
         let addMock: Command
         let addDelay: Command
 
-        init(server: ProxyBenchServer) throws(BenchError) {
+        init(server: BenchServer) throws(BenchError) {
             state = try TemporaryDirectory(prefix: "pincer-bench-proxy")
             let host: PincerHost.Host
             do throws(BenchError) { host = try BuiltPlugin.host(loading: "net", state: state) } catch {
@@ -257,7 +257,7 @@ enum ProxyBench {
         }
     }
 
-    static func mock(_ capture: CaptureSetup, _ server: ProxyBenchServer) throws(BenchError) -> ProxyMockFigures {
+    static func mock(_ capture: CaptureSetup, _ server: BenchServer) throws(BenchError) -> ProxyMockFigures {
         let body = String(decoding: ProxyBenchServer.pattern.prefix(smallBody), as: UTF8.self)
         // add-mock(match, status, body, body_file, content_type, headers, title, position)
         try capture.invoke(capture.addMock, [.string("path:/mocked"), .i64(200), .string(body), .string(""), .string("text/plain"),
@@ -287,7 +287,7 @@ enum ProxyBench {
         return ProxyMockFigures(requests: mockRequests, bodyBytes: smallBody, mockNanoseconds: median(mockTimes), serverNanoseconds: median(serverTimes))
     }
 
-    static func delay(_ capture: CaptureSetup, _ server: ProxyBenchServer) throws(BenchError) -> ProxyDelayFigures {
+    static func delay(_ capture: CaptureSetup, _ server: BenchServer) throws(BenchError) -> ProxyDelayFigures {
         // add-delay(match, preset, latency_ms, jitter_ms, download_kb_s, upload_kb_s, failure_rate, title, position); -1: unset
         try capture.invoke(capture.addDelay, [.string("path:/delayed/*"), .string(""), .f64(ProxyDelayFigures.latencyMs), .f64(-1), .f64(-1),
                                               .f64(-1), .f64(-1), .string("pincer-bench delay"), .i64(0)])
@@ -304,7 +304,7 @@ enum ProxyBench {
                                  shortestDelayedNanoseconds: Double(delayedTimes.min() ?? 0), longestDelayedNanoseconds: Double(delayedTimes.max() ?? 0))
     }
 
-    static func rate(_ capture: CaptureSetup, _ server: ProxyBenchServer) throws(BenchError) -> ProxyRateFigures {
+    static func rate(_ capture: CaptureSetup, _ server: BenchServer) throws(BenchError) -> ProxyRateFigures {
         let kbPerSecond = ProxyRateFigures.limitBytesPerSecond / 1000
         try capture.invoke(capture.addDelay, [.string("path:/limited/*"), .string(""), .f64(-1), .f64(-1), .f64(kbPerSecond),
                                               .f64(-1), .f64(-1), .string("pincer-bench download rate"), .i64(0)])
@@ -358,7 +358,7 @@ enum ProxyBench {
         return elapsed
     }
 
-    static func throughput(_ pincer: String, _ server: ProxyBenchServer) throws(BenchError) -> ProxyThroughputFigures {
+    static func throughput(_ pincer: String, _ server: BenchServer) throws(BenchError) -> ProxyThroughputFigures {
         let proxy = try ProxyBenchProcess(pincer: pincer)
         var stopped = false
         defer { if !stopped { proxy.kill() } }
@@ -388,7 +388,7 @@ enum ProxyBench {
                                       exchangesSent: sent, exchangesPrinted: printed, exitStatus: status)
     }
 
-    static func memory(_ pincer: String, _ server: ProxyBenchServer) throws(BenchError) -> ProxyMemoryFigures {
+    static func memory(_ pincer: String, _ server: BenchServer) throws(BenchError) -> ProxyMemoryFigures {
         let sport = server.port
         let directRequest = ProxyBenchClient.request(serverPort: sport, path: "/bytes/\(hugeBody)", absolute: false)
         let directStart = monotonicNanoseconds()
@@ -634,7 +634,7 @@ enum ProxyBenchClient {
 
     static func connect(port: UInt16) throws(BenchError) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: \(ProxyBenchServer.lastError())") }
+        guard fd >= 0 else { throw BenchError("socket: \(BenchServer.lastError())") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -643,7 +643,7 @@ enum ProxyBenchClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard rc == 0 else {
-            let message = ProxyBenchServer.lastError()
+            let message = BenchServer.lastError()
             close(fd)
             throw BenchError("connect to 127.0.0.1:\(port): \(message)")
         }
@@ -661,7 +661,7 @@ enum ProxyBenchClient {
         var total = 0
         for _ in 0..<count {
             if fd < 0 { fd = try connect(port: port) }
-            guard ProxyBenchServer.send(fd, request) else { throw BenchError("sending to 127.0.0.1:\(port): \(ProxyBenchServer.lastError())") }
+            guard BenchServer.send(fd, request) else { throw BenchError("sending to 127.0.0.1:\(port): \(BenchServer.lastError())") }
             // The head, then the body, counted as it is thrown away.
             var filled = 0
             var headEnd: Int?
@@ -669,7 +669,7 @@ enum ProxyBenchClient {
                 guard filled < buffer.count else { throw BenchError("a response head over \(buffer.count) bytes") }
                 let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + filled, $0.count - filled, 0) }
                 if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { throw BenchError("127.0.0.1:\(port) closed the connection before a response head (\(n < 0 ? ProxyBenchServer.lastError() : "end of stream"))") }
+                guard n > 0 else { throw BenchError("127.0.0.1:\(port) closed the connection before a response head (\(n < 0 ? BenchServer.lastError() : "end of stream"))") }
                 let from = max(0, filled - 3)
                 filled += n
                 var i = from + 3
@@ -714,11 +714,10 @@ enum ProxyBenchClient {
 
 // MARK: - the loopback server
 
-/// HTTP/1.1 on 127.0.0.1 (a port the kernel picks), one pthread per
-/// connection, keep-alive: GET /<anything>/N answers 200 with N bytes of
-/// `pattern` repeated (/binary/N: of `binaryPattern`), written from the one
-/// buffer (never held whole).
-final class ProxyBenchServer: @unchecked Sendable {
+/// What the proxy part's server (BenchServer) answers: GET /<anything>/N
+/// answers 200 with N bytes of `pattern` repeated (/binary/N: of
+/// `binaryPattern`), written from the one buffer (never held whole).
+enum ProxyBenchServer {
     /// 1 MiB of printable ASCII, 64 bytes repeated (so a mock can hold it as text).
     static let pattern: [UInt8] = {
         let unit = Array("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-\n".utf8)
@@ -739,7 +738,6 @@ final class ProxyBenchServer: @unchecked Sendable {
         return bytes
     }()
     static let notFound = Array("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".utf8)
-    static let badRequest = Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
 
     /// Whether `data` is the start of the pattern.
     static func isPattern(_ data: Data) -> Bool {
@@ -756,188 +754,34 @@ final class ProxyBenchServer: @unchecked Sendable {
         }
     }
 
-    let port: UInt16
-    private let listener: Int32
-    private var acceptThread = pthread_t()
-    private let answered = Atomic<Int>(0)
-    /// Connection threads (detached) still running.
-    private let active = Atomic<Int>(0)
-    private let open = Mutex<(fds: Set<Int32>, stopping: Bool)>(([], false))
-
-    init() throws(BenchError) {
-        _ = ProxyBenchServer.pattern
-        _ = ProxyBenchServer.binaryPattern
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: \(ProxyBenchServer.lastError())") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 256) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard ok else {
-            let message = ProxyBenchServer.lastError()
-            close(fd)
-            throw BenchError("cannot listen on 127.0.0.1: \(message)")
-        }
-        listener = fd
-        port = UInt16(bigEndian: address.sin_port)
-        let rc = pthread_create(&acceptThread, nil, { raw in
-            Unmanaged<ProxyBenchServer>.fromOpaque(raw!).takeUnretainedValue().acceptLoop()
-            return nil
-        }, Unmanaged.passUnretained(self).toOpaque())
-        guard rc == 0 else {
-            close(fd)
-            throw BenchError("pthread_create for the server's accept thread: \(String(cString: strerror(rc)))")
-        }
+    /// The server: BenchServer with this part's answers.
+    static func start() throws(BenchError) -> BenchServer {
+        _ = pattern
+        _ = binaryPattern
+        return try BenchServer(answer: answer)
     }
 
-    var origin: String { "http://127.0.0.1:\(port)" }
-    var requestsAnswered: Int { answered.load(ordering: .acquiring) }
-
-    /// Stops accepting, closes every connection and waits (at most 5 s) for their threads.
-    func stop() {
-        let first = open.withLock { state -> Bool in
-            defer { state.stopping = true }
-            return !state.stopping
+    /// "GET /x/N HTTP/1.1": N bytes.
+    static let answer: BenchServer.Answer = { fd, target, close in
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        guard let size = path.split(separator: "/").last.flatMap({ Int($0) }), size >= 0 else {
+            return BenchServer.send(fd, notFound)
         }
-        guard first else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        pthread_join(acceptThread, nil)
-        close(listener)
-        open.withLock { state in
-            for fd in state.fds { shutdown(fd, Int32(SHUT_RDWR)) }
-        }
-        let deadline = monotonicNanoseconds() + 5_000_000_000
-        while active.load(ordering: .acquiring) > 0 && monotonicNanoseconds() < deadline { usleep(1_000) }
-    }
-
-    private final class Connection {
-        let server: ProxyBenchServer
-        let fd: Int32
-        init(server: ProxyBenchServer, fd: Int32) {
-            self.server = server
-            self.fd = fd
+        let binary = path.hasPrefix("/binary/")
+        let body = binary ? binaryPattern : pattern
+        let head = Array("HTTP/1.1 200 OK\r\nContent-Type: \(binary ? "application/octet-stream" : "text/plain")\r\nContent-Length: \(size)\r\nConnection: \(close ? "close" : "keep-alive")\r\n\r\n".utf8)
+        if size <= 64 << 10 { return BenchServer.send(fd, head + body[0..<size]) }
+        guard BenchServer.send(fd, head) else { return false }
+        var left = size
+        return body.withUnsafeBytes { p -> Bool in
+            while left > 0 {
+                let n = min(left, p.count)
+                guard BenchServer.send(fd, UnsafeRawBufferPointer(rebasing: p[0..<n])) else { return false }
+                left -= n
+            }
+            return true
         }
     }
-
-    private func acceptLoop() {
-        while true {
-            let fd = accept(listener, nil, nil)
-            if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            var yes: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-            let admitted = open.withLock { state -> Bool in
-                guard !state.stopping else { return false }
-                state.fds.insert(fd)
-                return true
-            }
-            guard admitted else { close(fd); return }
-            // Detached: the proxy opens a connection per request, so there are many.
-            let connection = Connection(server: self, fd: fd)
-            active.add(1, ordering: .relaxed)
-            var attributes = pthread_attr_t()
-            pthread_attr_init(&attributes)
-            pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-            var thread = pthread_t()
-            let rc = pthread_create(&thread, &attributes, { raw in
-                let connection = Unmanaged<Connection>.fromOpaque(raw!).takeRetainedValue()
-                connection.server.serve(connection.fd)
-                return nil
-            }, Unmanaged.passRetained(connection).toOpaque())
-            pthread_attr_destroy(&attributes)
-            if rc != 0 {
-                Unmanaged.passUnretained(connection).release()
-                finish(fd)
-            }
-        }
-    }
-
-    private func serve(_ fd: Int32) {
-        defer { finish(fd) }
-        var pending: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        func fill() -> Bool {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 { pending.append(contentsOf: chunk[0..<n]); return true }
-            return n < 0 && errno == EINTR
-        }
-        while true {
-            var headEnd = BenchServer.headEnd(pending)
-            while headEnd == nil {
-                guard pending.count <= BenchServer.maximumHead, fill() else { return }
-                headEnd = BenchServer.headEnd(pending)
-            }
-            guard let end = headEnd, let request = BenchServer.RequestHead(pending[..<end]) else {
-                _ = ProxyBenchServer.send(fd, ProxyBenchServer.badRequest)
-                return
-            }
-            let firstLine = pending[..<end].split(separator: 13, maxSplits: 1).first.map { String(decoding: $0, as: UTF8.self) } ?? ""
-            while pending.count < end + request.contentLength {
-                guard fill() else { return }
-            }
-            pending.removeFirst(end + request.contentLength)
-            // "GET /x/N HTTP/1.1": N bytes.
-            let target = firstLine.split(separator: " ").dropFirst().first.map(String.init) ?? ""
-            let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            guard let size = path.split(separator: "/").last.flatMap({ Int($0) }), size >= 0 else {
-                guard ProxyBenchServer.send(fd, ProxyBenchServer.notFound) else { return }
-                if request.close { return }
-                continue
-            }
-            let binary = path.hasPrefix("/binary/")
-            let body = binary ? ProxyBenchServer.binaryPattern : ProxyBenchServer.pattern
-            let head = Array("HTTP/1.1 200 OK\r\nContent-Type: \(binary ? "application/octet-stream" : "text/plain")\r\nContent-Length: \(size)\r\nConnection: \(request.close ? "close" : "keep-alive")\r\n\r\n".utf8)
-            if size <= 64 << 10 {
-                guard ProxyBenchServer.send(fd, head + body[0..<size]) else { return }
-            } else {
-                guard ProxyBenchServer.send(fd, head) else { return }
-                var left = size
-                let sent = body.withUnsafeBytes { p -> Bool in
-                    while left > 0 {
-                        let n = min(left, p.count)
-                        guard ProxyBenchServer.send(fd, UnsafeRawBufferPointer(rebasing: p[0..<n])) else { return false }
-                        left -= n
-                    }
-                    return true
-                }
-                guard sent else { return }
-            }
-            answered.add(1, ordering: .releasing)
-            if request.close { return }
-        }
-    }
-
-    /// Ends a connection (and its count: the thread touches nothing of the server's after it).
-    private func finish(_ fd: Int32) {
-        open.withLock { _ = $0.fds.remove(fd) }
-        close(fd)
-        active.subtract(1, ordering: .releasing)
-    }
-
-    static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { send(fd, $0) }
-    }
-
-    /// Writes all of `bytes` (without SIGPIPE when the peer went away).
-    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return false }
-        }
-        return true
-    }
-
-    static func lastError() -> String { String(cString: strerror(errno)) }
 }
 
 // MARK: - report
