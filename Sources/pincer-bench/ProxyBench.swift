@@ -116,6 +116,9 @@ struct ProxyThroughputFigures: Sendable {
     /// Information: through the proxy with bodies of binary bytes, which the
     /// log's redactor keeps as they are (text bodies it scans for secrets).
     var proxyBinaryNanoseconds: UInt64
+    /// Information: the same clients through a bare TCP relay (BareRelay),
+    /// which moves bytes and does nothing else: one hop's cost, a ceiling.
+    var relayNanoseconds: UInt64
     /// Exchanges sent through the proxy, and NDJSON lines it printed for them.
     var exchangesSent: Int
     var exchangesPrinted: Int
@@ -126,6 +129,7 @@ struct ProxyThroughputFigures: Sendable {
     var directRate: Double { totalBytes * 1e9 / Double(max(directNanoseconds, 1)) }
     var directNewConnectionRate: Double { totalBytes * 1e9 / Double(max(directNewConnectionNanoseconds, 1)) }
     var proxyBinaryRate: Double { totalBytes * 1e9 / Double(max(proxyBinaryNanoseconds, 1)) }
+    var relayRate: Double { totalBytes * 1e9 / Double(max(relayNanoseconds, 1)) }
     var ratio: Double { proxyRate / max(directRate, 1) }
     var exitedAsExpected: Bool { exitStatus == ProxyBenchProcess.expectedExit }
     var passed: Bool { ratio >= ProxyThroughputFigures.targetRatio && exitedAsExpected && exchangesPrinted == exchangesSent }
@@ -368,8 +372,13 @@ enum ProxyBench {
         _ = try gang(port: port, origin: sport, requests: 1, bodyBytes: largeBody, newConnectionEach: false, what: "through the proxy (warm-up)")
         _ = try gang(port: port, origin: sport, requests: 1, bodyBytes: largeBody, newConnectionEach: false, binary: true,
                      what: "through the proxy, binary bodies (warm-up)")
-        var best = (proxy: UInt64.max, direct: UInt64.max, fresh: UInt64.max, binary: UInt64.max)
+        let relay = try BareRelay(to: sport)
+        defer { relay.stop() }
+        _ = try gang(port: relay.port, origin: nil, requests: 1, bodyBytes: largeBody, newConnectionEach: false, what: "through a bare relay (warm-up)")
+        var best = (proxy: UInt64.max, direct: UInt64.max, fresh: UInt64.max, binary: UInt64.max, relay: UInt64.max)
         for _ in 0..<rounds {
+            best.relay = min(best.relay, try gang(port: relay.port, origin: nil, requests: requestsPerClient, bodyBytes: largeBody,
+                                                  newConnectionEach: false, what: "through a bare relay"))
             best.direct = min(best.direct, try gang(port: sport, origin: nil, requests: requestsPerClient, bodyBytes: largeBody,
                                                     newConnectionEach: false, what: "direct"))
             best.proxy = min(best.proxy, try gang(port: port, origin: sport, requests: requestsPerClient, bodyBytes: largeBody,
@@ -384,7 +393,7 @@ enum ProxyBench {
         stopped = true
         return ProxyThroughputFigures(clients: clients, requestsPerClient: requestsPerClient, bodyBytes: largeBody, rounds: rounds,
                                       proxyNanoseconds: best.proxy, directNanoseconds: best.direct, directNewConnectionNanoseconds: best.fresh,
-                                      proxyBinaryNanoseconds: best.binary,
+                                      proxyBinaryNanoseconds: best.binary, relayNanoseconds: best.relay,
                                       exchangesSent: sent, exchangesPrinted: printed, exitStatus: status)
     }
 
@@ -834,6 +843,8 @@ extension Report {
             add("info: direct, a connection per request", mbps(t.directNewConnectionRate), "(as the proxy's upstream side: Connection: close)")
             add("info: proxy, binary 1 MiB bodies", mbps(t.proxyBinaryRate),
                 "(\(Format.ratio(t.proxyBinaryRate / max(t.directRate, 1))) direct: bytes the log's redactor does not scan, as it does text)")
+            add("info: a bare TCP relay, no proxy", mbps(t.relayRate),
+                "(\(Format.ratio(t.relayRate / max(t.directRate, 1))) direct: one more hop that only moves bytes, a ceiling for any proxy)")
             lines.append("          whole command: `pincer proxy --port 0 --json` subprocess (PINCER_STATE_DIR a new directory), \(t.clients) socket client")
             lines.append("          threads at once, each \(t.requestsPerClient) GETs of 1 MiB per round on one keep-alive connection: absolute-form to the proxy")
             lines.append("          (which opens a connection to the server per request), origin-form to the server; best of \(t.rounds) rounds,")
@@ -891,6 +902,7 @@ extension Report {
                 ("body_bytes", .int(Int64(t.bodyBytes))), ("rounds", .int(Int64(t.rounds))),
                 ("proxy_mb_per_second", .rounded(t.proxyRate / 1e6, 1)), ("direct_mb_per_second", .rounded(t.directRate / 1e6, 1)),
                 ("direct_new_connection_mb_per_second", .rounded(t.directNewConnectionRate / 1e6, 1)),
+                ("bare_relay_mb_per_second", .rounded(t.relayRate / 1e6, 1)),
                 ("proxy_binary_bodies_mb_per_second", .rounded(t.proxyBinaryRate / 1e6, 1)),
                 ("ratio_proxy_over_direct", .rounded(t.ratio, 3)), ("target_ratio", .double(ProxyThroughputFigures.targetRatio)),
                 ("exchanges_sent", .int(Int64(t.exchangesSent))), ("exchanges_printed", .int(Int64(t.exchangesPrinted))),

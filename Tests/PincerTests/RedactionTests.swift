@@ -380,6 +380,29 @@ final class RedactionTests: XCTestCase {
         XCTAssertEqual(stored("ok access_token=xyz", nil), "ok access_token=\(m)")
     }
 
+
+    /// A text body that needs no change is stored as the same array (the
+    /// output defers copying); one that changes anywhere, first byte or
+    /// last, comes out whole around the marker.
+    func testTextBodyCopiedOnlyWhenItChanges() {
+        let line = Array("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-\n".utf8)
+        var plain: [UInt8] = []
+        while plain.count < 1 << 20 { plain += line }
+        guard case .stored(let same) = r.body(plain, contentType: "text/plain") else { return XCTFail("stored") }
+        XCTAssertEqual(same, plain)
+        XCTAssertEqual(same.withUnsafeBufferPointer { $0.baseAddress }, plain.withUnsafeBufferPointer { $0.baseAddress }, "not copied")
+
+        let text = String(decoding: plain, as: UTF8.self)
+        XCTAssertEqual(stored(text + "password=hunter42", "text/plain"), text + "password=\(m)")
+        XCTAssertEqual(stored("password=hunter42 " + text, "text/plain"), "password=\(m) " + text)
+        XCTAssertEqual(stored(text + "see https://ann:pw@h.example/x " + text, "text/plain"), text + "see https://ann:\(m)@h.example/x " + text)
+        guard case .stored(let form) = r.body(Array("a=1&b=2".utf8), contentType: "application/x-www-form-urlencoded") else { return XCTFail("stored") }
+        XCTAssertEqual(String(decoding: form, as: UTF8.self), "a=1&b=2")
+        guard case .stored(let secretForm) = r.body(Array("a=1&password=2&c=3".utf8), contentType: "application/x-www-form-urlencoded") else {
+            return XCTFail("stored")
+        }
+        XCTAssertEqual(String(decoding: secretForm, as: UTF8.self), "a=1&password=\(m)&c=3")
+    }
     func testXMLBodiesAreWithheld() {
         let soap = "<?xml version=\"1.0\"?><Envelope><Password>hunter2</Password></Envelope>"
         for type in ["application/xml", "text/xml; charset=utf-8", "application/soap+xml", nil, "text/plain"] {

@@ -382,21 +382,35 @@ public struct Redactor: Sendable {
     /// `redactText` without the `textMayChange` shortcut (the tests check
     /// the shortcut against it).
     func scanText(_ b: ArraySlice<UInt8>, into out: inout RedactionOutput, depth: Int) {
-        var i = b.startIndex
-        var copied = b.startIndex
+        b.withUnsafeBufferPointer { u in
+            Redactor.scanClasses.withUnsafeBufferPointer { classes in
+                scanText(b, u, classes, into: &out, depth: depth)
+            }
+        }
+    }
+
+    /// `scanText` over `b`'s bytes `u`, classed by `classes` (see
+    /// `ScanClass`): runs are measured through the buffer, a table lookup a
+    /// byte, rather than through the slice with a chain of comparisons.
+    private func scanText(_ b: ArraySlice<UInt8>, _ u: UnsafeBufferPointer<UInt8>, _ classes: UnsafeBufferPointer<UInt8>,
+                          into out: inout RedactionOutput, depth: Int) {
+        let o = b.startIndex, end = b.endIndex
+        @inline(__always) func at(_ j: Int) -> UInt8 { u[j - o] }
+        @inline(__always) func has(_ j: Int, _ c: UInt8) -> Bool { classes[Int(u[j - o])] & c != 0 }
+        var i = o
+        var copied = o
         func flush(to k: Int, _ out: inout RedactionOutput) {
             if copied < k { out.copy(b[copied..<k]) }
             copied = k
         }
-        while i < b.endIndex {
-            let c = b[i]
+        while i < end {
             // An embedded URL: scheme "://" ... up to a space, quote or bracket.
-            if rdIsAlpha(c), i == b.startIndex || !rdIsSchemeByte(b[i - 1]) {
+            if has(i, ScanClass.alpha), i == o || !has(i - 1, ScanClass.scheme) {
                 var k = i + 1
-                while k < b.endIndex, rdIsSchemeByte(b[k]) { k += 1 }
-                if k + 2 < b.endIndex, b[k] == UInt8(ascii: ":"), b[k + 1] == UInt8(ascii: "/"), b[k + 2] == UInt8(ascii: "/") {
+                while k < end, has(k, ScanClass.scheme) { k += 1 }
+                if k + 2 < end, at(k) == UInt8(ascii: ":"), at(k + 1) == UInt8(ascii: "/"), at(k + 2) == UInt8(ascii: "/") {
                     var e = k + 3
-                    while e < b.endIndex, !rdEndsURLInText(b[e]) { e += 1 }
+                    while e < end, !rdEndsURLInText(at(e)) { e += 1 }
                     // Prose punctuation after a URL is not part of it.
                     e = rdTrimmingProse(b[i..<e], minimum: k + 3)
                     flush(to: i, &out)
@@ -406,21 +420,21 @@ public struct Redactor: Sendable {
                     continue
                 }
             }
-            guard rdIsJWTByte(c), i == b.startIndex || !rdIsJWTByte(b[i - 1]) else { i += 1; continue }
+            guard has(i, ScanClass.jwt), i == o || !has(i - 1, ScanClass.jwt) else { i += 1; continue }
             var k = i
             var dots = 0
-            while k < b.endIndex, rdIsJWTByte(b[k]) {
-                if b[k] == UInt8(ascii: ".") { dots += 1 }
+            while k < end, has(k, ScanClass.jwt) {
+                if at(k) == UInt8(ascii: ".") { dots += 1 }
                 k += 1
             }
             let word = b[i..<k]
             // `Bearer <credentials>` and the other schemes that carry a token.
             if word.count >= 3, word.count <= 9, Redactor.isTextScheme(word) {
                 var s = k
-                while s < b.endIndex, b[s] == 0x20 || b[s] == 0x09 { s += 1 }
+                while s < end, at(s) == 0x20 || at(s) == 0x09 { s += 1 }
                 var t = s
-                while t < b.endIndex, rdIsToken68Byte(b[t]) { t += 1 }
-                while t > s, b[t - 1] == UInt8(ascii: ".") { t -= 1 }  // a full stop after the token
+                while t < end, rdIsToken68Byte(at(t)) { t += 1 }
+                while t > s, at(t - 1) == UInt8(ascii: ".") { t -= 1 }  // a full stop after the token
                 if s > k, rdIsCredentialShaped(b[s..<t], minimum: 8) {
                     flush(to: s, &out)
                     out.insert(Redactor.markerBytes)
@@ -429,7 +443,11 @@ public struct Redactor: Sendable {
                     continue
                 }
             }
-            if let value = sensitiveValue(after: word, in: b) {
+            // Cheap pre-check of `sensitiveValue`: a word followed by a byte
+            // that cannot start a separator (`=`, `:`, a quote, a space or a
+            // tab) has no value after it.
+            if k < end, !has(k, ScanClass.mayFollowName) {
+            } else if let value = sensitiveValue(after: word, in: b) {
                 flush(to: value.lowerBound, &out)
                 out.insert(Redactor.markerBytes)
                 copied = value.upperBound
@@ -445,7 +463,31 @@ public struct Redactor: Sendable {
             }
             i = k
         }
-        flush(to: b.endIndex, &out)
+        flush(to: end, &out)
+    }
+
+    /// What each byte is to `scanText` (bits of `scanClasses`).
+    private enum ScanClass {
+        static let alpha: UInt8 = 1
+        /// A byte of a URL scheme after its first: ALPHA / DIGIT / "+" / "-" / ".".
+        static let scheme: UInt8 = 2
+        /// A byte of a word (and of a JWT): ALPHA / DIGIT / "-" / "_" / ".".
+        static let jwt: UInt8 = 4
+        /// May follow a name that has a value: `=`, `:`, a quote, a space, a tab.
+        static let mayFollowName: UInt8 = 8
+    }
+
+    private static let scanClasses: [UInt8] = (0...255).map { (v: Int) -> UInt8 in
+        let c = UInt8(v)
+        var bits: UInt8 = 0
+        if rdIsAlpha(c) { bits |= ScanClass.alpha }
+        if rdIsSchemeByte(c) { bits |= ScanClass.scheme }
+        if rdIsJWTByte(c) { bits |= ScanClass.jwt }
+        switch c {
+        case UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "\""), UInt8(ascii: "'"), 0x20, 0x09: bits |= ScanClass.mayFollowName
+        default: break
+        }
+        return bits
     }
 
     /// False when `redactText` certainly copies `b` unchanged, so most JSON
@@ -884,9 +926,9 @@ public struct Redactor: Sendable {
         // Any other text (text/plain, HTML, JavaScript, CSV...) is scanned for
         // tokens by shape; binary bytes are kept as they are.
         if BodyText.isTextual(type) || Redactor.isPlainText(bytes) {
-            var out = RedactionOutput(capacity: bytes.count)
+            var out = RedactionOutput(deferring: bytes[...])
             redactText(bytes[...], into: &out, depth: 0)
-            return .stored(out.bytes)
+            return .stored(out.finished(bytes))
         }
         return .stored(bytes)
     }
@@ -915,9 +957,9 @@ public struct Redactor: Sendable {
     }
 
     private func redactForm(_ bytes: [UInt8]) -> [UInt8] {
-        var out = RedactionOutput(capacity: bytes.count)
+        var out = RedactionOutput(deferring: bytes[...])
         redactParameters(bytes[...], into: &out, depth: 0)
-        return out.bytes
+        return out.finished(bytes)
     }
 
 
@@ -1161,25 +1203,62 @@ struct RedactionOutput {
         /// Bytes that are not in the input (the marker).
         case insert([UInt8])
     }
+    /// The output (when deferring, only once `materialize` has run).
     var bytes: [UInt8] = []
     var pieces: [Piece] = []
     /// Something was inserted: the bytes differ from the input (a copy
     /// alone reproduces it).
     private(set) var changed = false
+    /// Deferring: the input, while the output is still its prefix up to
+    /// `sourceEnd`. Nothing is copied until the output differs, so a large
+    /// body that needs no redaction is neither copied nor allocated again.
+    private var source: ArraySlice<UInt8>?
+    private var sourceEnd = 0
 
     init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    /// An output for `input` that copies nothing until it differs from it.
+    init(deferring input: ArraySlice<UInt8>) {
+        source = input
+        sourceEnd = input.startIndex
+    }
 
     /// Empty again, keeping the storage (one output serves many strings).
     mutating func reset() {
         bytes.removeAll(keepingCapacity: true)
         pieces.removeAll(keepingCapacity: true)
         changed = false
+        source = nil
+    }
+
+    /// Deferring, and the output so far is the whole input.
+    var reproducesSource: Bool { source.map { sourceEnd == $0.endIndex } ?? false }
+
+    /// The output for `input` (the array deferred on): `input` itself when
+    /// the output reproduces it.
+    mutating func finished(_ input: [UInt8]) -> [UInt8] {
+        if reproducesSource { return input }
+        materialize()
+        return bytes
+    }
+
+    /// Writes out the deferred prefix: `bytes` is the output from here on.
+    mutating func materialize() {
+        guard let input = source else { return }
+        bytes.reserveCapacity(input.count)
+        bytes.append(contentsOf: input[input.startIndex..<sourceEnd])
+        source = nil
     }
 
     /// `s` must be a slice of the input (its indices are the input's).
     mutating func copy(_ s: ArraySlice<UInt8>) {
         guard !s.isEmpty else { return }
-        bytes.append(contentsOf: s)
+        if source != nil, s.startIndex == sourceEnd {
+            sourceEnd = s.endIndex
+        } else {
+            materialize()
+            bytes.append(contentsOf: s)
+        }
         if case .copy(let last)? = pieces.last, last.upperBound == s.startIndex {
             pieces[pieces.count - 1] = .copy(last.lowerBound..<s.endIndex)
         } else {
@@ -1188,6 +1267,7 @@ struct RedactionOutput {
     }
 
     mutating func insert(_ b: [UInt8]) {
+        materialize()
         bytes.append(contentsOf: b)
         pieces.append(.insert(b))
         changed = true

@@ -86,6 +86,8 @@ public final class NetworkStore: @unchecked Sendable {
         var payloadCursor: UInt64 = 1
         /// Body bytes evicted or dropped since memory was last handed back.
         var freedSinceTrim = 0
+        /// The most `storedBytes` has been since memory was last handed back.
+        var peakSinceTrim = 0
 
         init(capacity: Int) { slots = Array(repeating: nil, count: capacity) }
 
@@ -398,8 +400,7 @@ public final class NetworkStore: @unchecked Sendable {
             e.id = ring.nextID
             NetworkStore.append(e, to: &ring)
             NetworkStore.enforceBudget(&ring, budget: budget)
-            let trim = ring.freedSinceTrim >= NetworkStore.trimThreshold
-            if trim { ring.freedSinceTrim = 0 }
+            let trim = NetworkStore.shouldTrim(&ring)
             return (ring.slots[ring.slot(e.id)!]!, trim)
         }
         if trim { NetworkStore.returnFreedMemory() }
@@ -506,6 +507,19 @@ public final class NetworkStore: @unchecked Sendable {
     /// Evicted or dropped body bytes after which an append hands memory back
     /// (a trim walks the heap, so not after every eviction).
     static let trimThreshold = 64 << 20
+
+    /// Whether an append hands memory back: only when the log holds at least
+    /// `trimThreshold` fewer body bytes than it did. A log that evicts as much
+    /// as it takes in (a proxy streaming bodies through a full log) reuses
+    /// the freed memory; trimming it would make every new body fault its
+    /// pages in again.
+    private static func shouldTrim(_ ring: inout Ring) -> Bool {
+        ring.peakSinceTrim = max(ring.peakSinceTrim, ring.storedBytes)
+        guard ring.freedSinceTrim >= trimThreshold, ring.peakSinceTrim - ring.storedBytes >= trimThreshold else { return false }
+        ring.freedSinceTrim = 0
+        ring.peakSinceTrim = ring.storedBytes
+        return true
+    }
 
     /// glibc keeps freed memory in its arenas (RSS stays where it was after
     /// a clear of 100,000 entries); malloc_trim hands the free pages back.

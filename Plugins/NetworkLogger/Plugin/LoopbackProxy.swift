@@ -81,7 +81,7 @@ final class LoopbackProxy: Sendable {
             let fd = accept(listener, nil, nil)
             guard fd >= 0 else { continue }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            let client = ProxySocket(fd: fd, peer: "the client", timeoutMs: options.idleTimeoutMs)
+            let client = ProxySocket(fd: fd, peer: "the client", timeoutMs: options.idleTimeoutMs, buffer: ProxyReadBuffer())
             if active.add(1, ordering: .relaxed).newValue > options.maxConnections {
                 active.subtract(1, ordering: .relaxed)
                 try? client.write(Self.answer(503, "the proxy has \(options.maxConnections) connections open (--max-connections); try again"))

@@ -62,10 +62,8 @@ struct ProxyExchange {
         var streamed: HTTPHead.Framing = .none
         switch framing {
         case .length(let n) where n <= UInt64(engine.isEmpty ? cap : LoopbackProxy.maxBuffered):
-            var all = BodyCopy(cap: Int(n))
-            _ = try body(client, framing) { all.add($0) }
-            requestCopy.bytes = all.bytes
-            requestCopy.total = all.total
+            requestCopy.bytes = try whole(client, length: Int(n)) { _ in }
+            requestCopy.total = Int(n)
         case .none:
             break
         default:
@@ -139,7 +137,7 @@ struct ProxyExchange {
         let port = to.port ?? 80
         let tConnect = Breakpoints.now()
         let server: ProxySocket
-        do throws(ProxyFailure) { server = try ProxySocket.connect(host: to.host, port: port, timeoutMs: proxy.options.connectTimeoutMs) } catch {
+        do throws(ProxyFailure) { server = try ProxySocket.connect(host: to.host, port: port, timeoutMs: proxy.options.connectTimeoutMs, buffer: client.scratch) } catch {
             record(method: method, target: target, started: started, request: requestCopy, interventions: interventions, failure: error.message)
             throw error
         }
@@ -263,6 +261,13 @@ struct ProxyExchange {
                 // The log keeps only the size of a body over its cap: the bytes pass in the kernel.
                 try server.splice(n, to: client)
                 responseCopy.total = Int(clamping: n)
+            } else if case .length(let n) = responseFraming, n <= UInt64(cap) {
+                // The log keeps all of it: read into its copy, forwarded from there.
+                responseCopy.bytes = try whole(server, length: Int(n)) { piece in
+                    try client.write(piece)
+                    download.pace(piece.count)
+                }
+                responseCopy.total = Int(n)
             } else {
             _ = try body(server, responseFraming) { piece in
                 responseCopy.add(piece)
@@ -306,6 +311,14 @@ struct ProxyExchange {
         }
     }
 
+    /// A body of `length` bytes read into the array returned, each piece
+    /// also handed to `piece`; its failures as the proxy's.
+    private func whole(_ socket: ProxySocket, length: Int, _ piece: (UnsafeRawBufferPointer) throws -> Void) throws(ProxyFailure) -> [UInt8] {
+        do { return try socket.readBody(length: length, piece) } catch let e as ProxyFailure { throw e } catch {
+            throw ProxyFailure(.badGateway, "\(error)")
+        }
+    }
+
     private func record(method: String, target: String, started: Double, request: BodyCopy, interventions: [Intervention],
                         response: RawResponse? = nil, failure: String? = nil) {
         let store = proxy.logger.store
@@ -334,7 +347,7 @@ struct Tunnel {
         let url = "https://\(target)/"
         let store = proxy.logger.store
         let server: ProxySocket
-        do throws(ProxyFailure) { server = try ProxySocket.connect(host: host, port: port, timeoutMs: proxy.options.connectTimeoutMs) } catch {
+        do throws(ProxyFailure) { server = try ProxySocket.connect(host: host, port: port, timeoutMs: proxy.options.connectTimeoutMs, buffer: client.scratch) } catch {
             if let id = store.begin(source: .proxy, startedAt: started, method: "CONNECT", url: url, headers: head.headers, body: []) {
                 store.fail(id, error: error.message)
                 if let e = store.entry(id) { proxy.announce(e) }

@@ -24,6 +24,21 @@ struct ProxyFailure: Error, CustomStringConvertible {
     }
 }
 
+/// The read buffer of one client connection, shared by its socket and the
+/// server sockets its exchanges open (one thread uses them, one at a time):
+/// allocated once per connection and never zeroed, rather than per request.
+final class ProxyReadBuffer: @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    let count: Int
+
+    init(count: Int = 256 << 10) {
+        base = .allocate(byteCount: count, alignment: 16)
+        self.count = count
+    }
+
+    deinit { base.deallocate() }
+}
+
 /// One TCP connection of the proxy (a client's or a server's): reads with a
 /// deadline into a bounded buffer, writes whole, and frames bodies. Used by
 /// one thread at a time; `shutdown` may come from another (a clean stop).
@@ -33,14 +48,19 @@ final class ProxySocket: @unchecked Sendable {
     let peer: String
     /// Read but not consumed yet (the start of the next message, or of a body).
     var pending: [UInt8] = []
-    private var scratch = [UInt8](repeating: 0, count: 256 << 10)
+    /// Shared with the server sockets this connection opens.
+    let scratch: ProxyReadBuffer
     /// How long one read or write may wait.
     var timeoutMs: Int32
+    /// Reads while looking for a head are this small, so what follows the
+    /// head in `pending` (moved down when the head is consumed) stays small.
+    private static let headReadBytes = 16 << 10
 
-    init(fd: Int32, peer: String, timeoutMs: Int32) {
+    init(fd: Int32, peer: String, timeoutMs: Int32, buffer: ProxyReadBuffer) {
         self.fd = fd
         self.peer = peer
         self.timeoutMs = timeoutMs
+        self.scratch = buffer
         var on: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
     }
@@ -61,28 +81,53 @@ final class ProxySocket: @unchecked Sendable {
         }
     }
 
-    /// Reads what arrives into `pending`; false at end of stream.
-    func fill() throws(ProxyFailure) -> Bool {
+    /// Reads what arrives (at most `max` bytes) into `pending`; false at end of stream.
+    func fill(max: Int = .max) throws(ProxyFailure) -> Bool {
+        let n = try readSome(into: scratch.base, max: min(max, scratch.count))
+        guard n > 0 else { return false }
+        pending.append(contentsOf: UnsafeRawBufferPointer(start: scratch.base, count: n))
+        return true
+    }
+
+    /// One read of at most `max` bytes into `destination`, within the
+    /// deadline; 0 at end of stream.
+    private func readSome(into destination: UnsafeMutableRawPointer, max: Int) throws(ProxyFailure) -> Int {
         while true {
             guard wait(Int16(POLLIN)) else { throw ProxyFailure(.gatewayTimeout, "\(peer) sent nothing for \(timeoutMs / 1000) s") }
-            let n = scratch.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = read(fd, destination, max)
             if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
             if n < 0 { throw ProxyFailure(.closed, "reading from \(peer): \(Self.errorText())") }
-            if n == 0 { return false }
-            pending.append(contentsOf: scratch[0..<n])
-            return true
+            return n
         }
     }
 
     /// One read of at most `max` bytes handed to `piece` as it is; 0 at end of stream.
     private func readDirect(max: Int, _ piece: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
-        while true {
-            guard wait(Int16(POLLIN)) else { throw ProxyFailure(.gatewayTimeout, "\(peer) sent nothing for \(timeoutMs / 1000) s") }
-            let n = scratch.withUnsafeMutableBytes { read(fd, $0.baseAddress, max) }
-            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-            if n < 0 { throw ProxyFailure(.closed, "reading from \(peer): \(Self.errorText())") }
-            if n > 0 { try scratch.withUnsafeBytes { try piece(UnsafeRawBufferPointer(rebasing: $0[0..<n])) } }
-            return n
+        let n = try readSome(into: scratch.base, max: min(max, scratch.count))
+        if n > 0 { try piece(UnsafeRawBufferPointer(start: scratch.base, count: n)) }
+        return n
+    }
+
+    /// A body of exactly `count` bytes read straight into the array that is
+    /// returned (the log's copy), each piece handed to `piece` as it arrives
+    /// (to be forwarded): the bytes are copied once, by the kernel.
+    func readBody(length count: Int, _ piece: (UnsafeRawBufferPointer) throws -> Void) throws -> [UInt8] {
+        guard count > 0 else { return [] }
+        return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let base = UnsafeMutableRawPointer(buffer.baseAddress!)
+            if !pending.isEmpty {
+                let take = min(pending.count, count)
+                pending.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: take) }
+                pending.removeFirst(take)
+                initialized = take
+                try piece(UnsafeRawBufferPointer(start: base, count: take))
+            }
+            while initialized < count {
+                let got = try readSome(into: base + initialized, max: count - initialized)
+                if got == 0 { throw ProxyFailure(.closed, "\(peer) closed the connection \(count - initialized) bytes before the end of the body") }
+                initialized += got
+                try piece(UnsafeRawBufferPointer(start: base + initialized - got, count: got))
+            }
         }
     }
 
@@ -169,7 +214,7 @@ final class ProxySocket: @unchecked Sendable {
             } catch {
                 throw ProxyFailure(who, isRequest ? error.message : "the answer of \(peer) is not HTTP/1.1: \(error.message)")
             }
-            guard try fill() else {
+            guard try fill(max: Self.headReadBytes) else {
                 if pending.allSatisfy({ $0 == 13 || $0 == 10 }) { return nil }
                 throw ProxyFailure(who, "\(peer) closed the connection in the middle of a head")
             }
@@ -221,7 +266,7 @@ final class ProxySocket: @unchecked Sendable {
     }
 
     /// Connects to `host`:`port` within `timeoutMs`.
-    static func connect(host: String, port: Int, timeoutMs: Int32) throws(ProxyFailure) -> ProxySocket {
+    static func connect(host: String, port: Int, timeoutMs: Int32, buffer: ProxyReadBuffer) throws(ProxyFailure) -> ProxySocket {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -256,7 +301,7 @@ final class ProxySocket: @unchecked Sendable {
                 close(fd)
                 continue
             }
-            return ProxySocket(fd: fd, peer: "\(host):\(port)", timeoutMs: timeoutMs)
+            return ProxySocket(fd: fd, peer: "\(host):\(port)", timeoutMs: timeoutMs, buffer: buffer)
         }
         throw ProxyFailure(.badGateway, "cannot connect to \(host):\(port): \(last)")
     }
