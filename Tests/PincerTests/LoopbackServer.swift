@@ -5,7 +5,8 @@ import Glibc
 
 /// A real HTTP/1.1 server on 127.0.0.1 (a port the kernel picks), for tests
 /// that need a network peer: POSIX sockets, one thread per connection,
-/// `Connection: close` after every response.
+/// `Connection: close` after every response (or, with `keepAlive`, the
+/// connection's requests in turn until the client closes it).
 ///
 ///     let server = try LoopbackServer { request in
 ///         request.target == "/old" ? .redirect(302, to: "/new") : .init(status: 200, body: Data("hi".utf8))
@@ -81,6 +82,9 @@ final class LoopbackServer: @unchecked Sendable {
         var delivery: Delivery
         /// Close the connection without sending anything.
         var closeWithoutResponse = false
+        /// With `keepAlive`: answers as if the connection stays open, then
+        /// closes it (as a server whose idle timeout strikes).
+        var closeAfterwards = false
 
         init(status: Int = 200, reason: String? = nil, headers: [Header] = [], body: Data = Data(), delivery: Delivery = .whole) {
             self.status = status
@@ -119,10 +123,16 @@ final class LoopbackServer: @unchecked Sendable {
     private var received: [Request] = []
     private var stopped = false
     private var openConnections = Set<Int32>()
+    private var acceptedCount = 0
+    private let keepAlive: Bool
+
+    /// Connections accepted so far.
+    var connectionsAccepted: Int { lock.withLock { acceptedCount } }
 
     /// Starts listening at once; `handler` answers every request.
-    init(handler: @escaping Handler) throws {
+    init(keepAlive: Bool = false, handler: @escaping Handler) throws {
         self.handler = handler
+        self.keepAlive = keepAlive
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LoopbackServer.posixError("socket") }
         var yes: Int32 = 1
@@ -206,6 +216,7 @@ final class LoopbackServer: @unchecked Sendable {
             let accepted: Bool = lock.withLock {
                 guard !stopped else { return false }
                 openConnections.insert(fd)
+                acceptedCount += 1
                 return true
             }
             guard accepted else {
@@ -224,7 +235,20 @@ final class LoopbackServer: @unchecked Sendable {
 
     private func serve(_ fd: Int32) {
         var reader = Reader(fd: fd)
-        guard let request = readRequest(&reader, fd: fd) else { return }
+        guard var request = readRequest(&reader, fd: fd) else { return }
+        while keepAlive {
+            lock.withLock { received.append(request) }
+            var response = handler(request)
+            guard !response.closeWithoutResponse else { return }
+            let closing = response.closeAfterwards || request.header("Connection")?.lowercased() == "close"
+            if !response.headers.contains(where: { $0.name.caseInsensitiveCompare("Connection") == .orderedSame }) {
+                response.headers.append(Header("Connection", closing && !response.closeAfterwards ? "close" : "keep-alive"))
+            }
+            write(response, to: fd)
+            if closing { return }
+            guard let next = readRequest(&reader, fd: fd) else { return }
+            request = next
+        }
         lock.withLock { received.append(request) }
         let response = handler(request)
         guard !response.closeWithoutResponse else { return }

@@ -209,6 +209,53 @@ final class ProxyTests: XCTestCase {
         XCTAssertEqual((uploaded["requestBody"] as? [String: Any])?["size"] as? Int, size)
     }
 
+    /// A client's keep-alive connection keeps its server connection too: the
+    /// next request to that server goes on it. One the server closes is not
+    /// used again; an idempotent request that meets a closed one goes again
+    /// on a new connection; a POST always gets a new one.
+    func testServerConnectionsAreKeptForTheClientsNextRequest() throws {
+        let refusedOnce = NSLock()
+        nonisolated(unsafe) var refused = false
+        let server = try LoopbackServer(keepAlive: true) { r in
+            if r.path == "/retry" {
+                // The kept connection: read, then closed without an answer (as
+                // an idle timeout that strikes as the request arrives).
+                let first = refusedOnce.withLock { () -> Bool in defer { refused = true }; return !refused }
+                if first { return .close }
+            }
+            var response = LoopbackServer.Response(status: 200, text: "\(r.method) \(r.path);")
+            response.closeAfterwards = r.path == "/closing"
+            return response
+        }
+        defer { server.stop() }
+        let app = AppHost(withApp: false)
+        let proxy = try RunningProxy(app)
+        defer { proxy.stop() }
+        let base = server.baseURL
+
+        // curl sends every URL of one command on one connection to the proxy.
+        let three = try curl(["-x", proxy.url, "\(base)/a", "\(base)/b", "\(base)/c"])
+        XCTAssertEqual(three.stdout, "GET /a;GET /b;GET /c;", three.stderr)
+        XCTAssertEqual(server.connectionsAccepted, 1, "three requests, one server connection")
+
+        let closing = try curl(["-x", proxy.url, "\(base)/closing", "\(base)/after"])
+        XCTAssertEqual(closing.stdout, "GET /closing;GET /after;", closing.stderr)
+        XCTAssertEqual(server.connectionsAccepted, 3, "a new client connection, and a new server one after the server closed")
+
+        let retried = try curl(["-x", proxy.url, "-w", " %{http_code}", "\(base)/first", "\(base)/retry"])
+        XCTAssertEqual(retried.stdout, "GET /first; 200GET /retry; 200", retried.stderr)
+        XCTAssertEqual(server.requests(path: "/retry").count, 2, "sent again after the kept connection closed unanswered")
+        XCTAssertEqual(server.connectionsAccepted, 5)
+
+        let post = try curl(["-x", proxy.url, "\(base)/get", "--next", "-x", proxy.url, "-d", "x=1", "\(base)/post"])
+        XCTAssertEqual(post.stdout, "GET /get;POST /post;", post.stderr)
+        XCTAssertEqual(server.connectionsAccepted, 7, "a POST, which must not go twice, never meets a kept connection")
+
+        let list = try entries(app)
+        XCTAssertEqual(list.count, 9, "one entry an exchange, the retried one included once")
+        XCTAssertEqual(list.filter { ($0["url"] as? String)?.hasSuffix("/retry") == true }.map { $0["status"] as? Int }, [200])
+    }
+
     func testWhatGoesWrongGetsAClearAnswer() throws {
         // A server that takes the connection and never answers.
         let silent = try LoopbackServer { _ in usleep(3_000_000); return .init(status: 200, text: "late") }

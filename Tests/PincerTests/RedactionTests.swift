@@ -381,6 +381,32 @@ final class RedactionTests: XCTestCase {
     }
 
 
+    /// The word scan reads sixteen bytes at a time: it agrees with the byte
+    /// by byte definition at every offset, next to every byte that borders
+    /// the word bytes' ranges.
+    func testWordRunsAgreeWithTheByteDefinition() {
+        let alphabet = Array("azAZ09-_.@[`{/:+= \u{7f}".utf8) + [0x00, 0x2f, 0x3a, 0x40, 0x5b, 0x60, 0x7b, 0xc1, 0xda, 0xe1, 0xfa]
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let length = Int.random(in: 0..<80, using: &random)
+            let wordy = Int.random(in: 0..<length + 1, using: &random)
+            var bytes = (0..<length).map { n in n < wordy ? Array("aZ09-_.".utf8).randomElement(using: &random)! : alphabet.randomElement(using: &random)! }
+            bytes.shuffle(using: &random)
+            bytes.withUnsafeBufferPointer { u in
+                for start in 0...u.count {
+                    var end = start, dots = 0
+                    while end < u.count, rdIsJWTByte(u[end]) { dots += u[end] == UInt8(ascii: ".") ? 1 : 0; end += 1 }
+                    let run = Redactor.jwtRun(u, from: start)
+                    XCTAssertTrue(run.end == end && run.dots == dots, "\(bytes) from \(start): \(run) against \((end, dots))")
+                }
+            }
+        }
+        for offset in 0..<40 {
+            let pad = String(repeating: "x", count: offset)
+            XCTAssertEqual(stored("\(pad) \(jwt) tail", "text/plain"), "\(pad) \(jwtRedacted) tail")
+        }
+    }
+
     /// A text body that needs no change is stored as the same array (the
     /// output defers copying); one that changes anywhere, first byte or
     /// last, comes out whole around the marker.

@@ -129,7 +129,8 @@ final class LoopbackProxy: Sendable {
 }
 
 /// One client connection: its requests in turn (keep-alive), each forwarded
-/// to its server on a connection of its own.
+/// to its server, on the connection the previous one left open to it when
+/// there is one (`KeptUpstream`).
 struct ProxyConnection {
     let proxy: LoopbackProxy
     let client: ProxySocket
@@ -146,6 +147,7 @@ struct ProxyConnection {
     }
 
     func serve() {
+        let upstream = KeptUpstream()
         while !proxy.isStopping {
             let head: HTTPHead
             do {
@@ -159,7 +161,7 @@ struct ProxyConnection {
             let keepAlive: Bool
             do {
                 if head.start.0 == "CONNECT" { try Tunnel(proxy: proxy, client: client).run(head); return }
-                keepAlive = try ProxyExchange(proxy: proxy, client: client, head: head).run()
+                keepAlive = try ProxyExchange(proxy: proxy, client: client, head: head, upstream: upstream).run()
             } catch {
                 try? client.write(LoopbackProxy.answer(error.status, error.message))
                 return

@@ -30,6 +30,8 @@ struct ProxyExchange {
     let proxy: LoopbackProxy
     let client: ProxySocket
     let head: HTTPHead
+    /// The client connection's kept server connection.
+    let upstream: KeptUpstream
 
     private var limits: HTTPLimits { proxy.options.limits }
 
@@ -135,64 +137,93 @@ struct ProxyExchange {
             throw ProxyFailure(.badGateway, "cannot send to \(request.url): the proxy speaks plain http to servers (a map-remote to https needs the app's own client)")
         }
         let port = to.port ?? 80
+        let key = "\(to.host.lowercased()):\(port)"
         let tConnect = Breakpoints.now()
-        let server: ProxySocket
-        do throws(ProxyFailure) { server = try ProxySocket.connect(host: to.host, port: port, timeoutMs: proxy.options.connectTimeoutMs, buffer: client.scratch) } catch {
-            record(method: method, target: target, started: started, request: requestCopy, interventions: interventions, failure: error.message)
-            throw error
+        func connect() throws(ProxyFailure) -> ProxySocket {
+            do throws(ProxyFailure) {
+                let server = try ProxySocket.connect(host: to.host, port: port, timeoutMs: proxy.options.connectTimeoutMs, buffer: client.scratch)
+                server.timeoutMs = proxy.options.idleTimeoutMs
+                return server
+            } catch {
+                record(method: method, target: target, started: started, request: requestCopy, interventions: interventions, failure: error.message)
+                throw error
+            }
         }
-        server.timeoutMs = proxy.options.idleTimeoutMs
-        let connectMs = (Breakpoints.now() - tConnect) * 1000
-        var upstream = "\(request.method) \(to.path.isEmpty ? "/" : to.path)\(to.query.map { "?" + $0 } ?? "") HTTP/1.1\r\n"
-        upstream += "Host: \(to.host)\(to.port.map { ":\($0)" } ?? "")\r\n"
+        // The connection this client's last exchange left open to the same
+        // server, for a request that can be sent again should it turn out
+        // closed (idempotent, its body in hand); anything else a new one.
+        let resendable = streamed == .none && ReplayPlan.idempotent.contains(request.method)
+        var reused = resendable ? upstream.take(key) : nil
+        var server: ProxySocket
+        if let kept = reused { server = kept } else { server = try connect() }
+        var connectMs = (Breakpoints.now() - tConnect) * 1000
+        var text = "\(request.method) \(to.path.isEmpty ? "/" : to.path)\(to.query.map { "?" + $0 } ?? "") HTTP/1.1\r\n"
+        text += "Host: \(to.host)\(to.port.map { ":\($0)" } ?? "")\r\n"
         for h in ProxyConnection.forwarded(request.headers) where h.name.lowercased() != "host" && h.name.lowercased() != "expect" {
-            upstream += "\(h.name): \(h.value)\r\n"
+            text += "\(h.name): \(h.value)\r\n"
         }
         switch streamed {
-        case .chunked: upstream += "Transfer-Encoding: chunked\r\n"
-        case .length(let n): upstream += "Content-Length: \(n)\r\n"
-        default: if !request.body.isEmpty || method == "POST" || method == "PUT" { upstream += "Content-Length: \(request.body.count)\r\n" }
+        case .chunked: text += "Transfer-Encoding: chunked\r\n"
+        case .length(let n): text += "Content-Length: \(n)\r\n"
+        default: if !request.body.isEmpty || method == "POST" || method == "PUT" { text += "Content-Length: \(request.body.count)\r\n" }
         }
-        upstream += "Connection: close\r\n\r\n"
-        let tSend = Breakpoints.now()
+        text += "\r\n"
+        let upstreamHead = text
         var upload = Pacer(bytesPerSecond: decision?.uploadBytesPerSecond ?? 0)
-        try server.write(upstream)
-        switch streamed {
-        case .none:
-            try server.write(request.body)
-            upload.pace(request.body.count)
-        case .chunked:
-            _ = try body(client, streamed) { piece in
-                requestCopy.add(piece)
-                try server.write(Array("\(String(piece.count, radix: 16))\r\n".utf8))
-                try server.write(piece)
-                try server.write(Array("\r\n".utf8))
-                upload.pace(piece.count)
-            }
-            try server.write("0\r\n\r\n")
-        default:
-            _ = try body(client, streamed) { piece in
-                requestCopy.add(piece)
-                try server.write(piece)
-                upload.pace(piece.count)
+        func send(_ server: ProxySocket) throws(ProxyFailure) {
+            try server.write(upstreamHead)
+            switch streamed {
+            case .none:
+                try server.write(request.body)
+                upload.pace(request.body.count)
+            case .chunked:
+                _ = try body(client, streamed) { piece in
+                    requestCopy.add(piece)
+                    try server.write(Array("\(String(piece.count, radix: 16))\r\n".utf8))
+                    try server.write(piece)
+                    try server.write(Array("\r\n".utf8))
+                    upload.pace(piece.count)
+                }
+                try server.write("0\r\n\r\n")
+            default:
+                _ = try body(client, streamed) { piece in
+                    requestCopy.add(piece)
+                    try server.write(piece)
+                    upload.pace(piece.count)
+                }
             }
         }
-        let sendMs = (Breakpoints.now() - tSend) * 1000
-
-        // The answer.
-        let tWait = Breakpoints.now()
-        let response: HTTPHead
-        do throws(ProxyFailure) {
+        func answer(_ server: ProxySocket) throws(ProxyFailure) -> HTTPHead {
             var next = try server.readHead(isRequest: false, limits: limits)
             // Interim answers (100 Continue, 103 Early Hints) are not the response.
             while let r = next, r.start.1.hasPrefix("1"), r.start.1 != "101" { next = try server.readHead(isRequest: false, limits: limits) }
-            guard let r = next else {
-                throw ProxyFailure(.badGateway, "\(server.peer) closed the connection without answering")
+            guard let r = next else { throw ProxyFailure(.badGateway, "\(server.peer) closed the connection without answering") }
+            return r
+        }
+
+        var tSend = Breakpoints.now(), sendMs = 0.0, tWait = tSend
+        let response: HTTPHead
+        while true {
+            do throws(ProxyFailure) {
+                try send(server)
+                sendMs = (Breakpoints.now() - tSend) * 1000
+                tWait = Breakpoints.now()
+                response = try answer(server)
+                break
+            } catch {
+                // A kept connection the server closed while it was idle: no
+                // byte of an answer came, so the request goes again on a new one.
+                if reused != nil, error.kind != .gatewayTimeout, server.pending.isEmpty {
+                    reused = nil
+                    let tAgain = Breakpoints.now()
+                    server = try connect()
+                    connectMs = (Breakpoints.now() - tAgain) * 1000
+                    tSend = Breakpoints.now()
+                    continue
+                }
+                record(method: method, target: target, started: started, request: requestCopy, interventions: interventions, failure: error.message)
+                throw error
             }
-            response = r
-        } catch {
-            record(method: method, target: target, started: started, request: requestCopy, interventions: interventions, failure: error.message)
-            throw error
         }
         let waitMs = (Breakpoints.now() - tWait) * 1000
         let status = Int(response.start.1) ?? 502
@@ -293,6 +324,12 @@ struct ProxyExchange {
         r.bodySize = responseCopy.total
         r.timings = timings
         record(method: method, target: target, started: started, request: requestCopy, interventions: interventions, response: r)
+        // The server's connection stays open for the next exchange when the
+        // answer was framed and neither side asked to close it.
+        let closes = response.headers.contains { $0.name.lowercased() == "connection" && $0.value.lowercased().contains("close") }
+        if response.start.0 == "HTTP/1.1", !closes, status != 101, responseFraming != .untilClose, server.pending.isEmpty {
+            upstream.keep(server, for: key)
+        }
         return keepAlive
     }
 
@@ -327,6 +364,30 @@ struct ProxyExchange {
         if !interventions.isEmpty { store.annotate(id, interventions, stubbed: false) }
         if let response { store.complete(id, response) } else { store.fail(id, error: failure ?? "failed") }
         if let e = store.entry(id) { proxy.announce(e) }
+    }
+}
+
+/// The server connection a client connection's last exchange left open,
+/// kept for its next exchange to the same server (one is enough: a
+/// client's requests on one connection go one after another). Used by the
+/// client connection's thread only.
+final class KeptUpstream {
+    private var key = ""
+    private var socket: ProxySocket?
+
+    /// The kept connection to `key` (host:port) if the server has not closed
+    /// it; it is no longer kept either way.
+    func take(_ key: String) -> ProxySocket? {
+        defer { socket = nil }
+        guard let kept = socket, self.key == key else { return nil }
+        // Readable while idle: the server closed it (or sent what it should not).
+        var p = pollfd(fd: kept.fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) == 0 ? kept : nil
+    }
+
+    func keep(_ socket: ProxySocket, for key: String) {
+        self.socket = socket
+        self.key = key
     }
 }
 
