@@ -121,6 +121,12 @@ struct ProxyThroughputFigures: Sendable {
     /// Information: the same clients through a bare TCP relay (BareRelay),
     /// which moves bytes and does nothing else: one hop's cost, a ceiling.
     var relayNanoseconds: UInt64
+    /// Information: GETs of ProxyBenchServer.jsonBody (API-sized JSON, which
+    /// the log parses to redact), through the proxy and direct.
+    var jsonBodyBytes: Int
+    var jsonRequestsPerClient: Int
+    var proxyJSONNanoseconds: UInt64
+    var directJSONNanoseconds: UInt64
     /// Exchanges sent through the proxy, and NDJSON lines it printed for them.
     var exchangesSent: Int
     var exchangesPrinted: Int
@@ -132,6 +138,9 @@ struct ProxyThroughputFigures: Sendable {
     var directNewConnectionRate: Double { totalBytes * 1e9 / Double(max(directNewConnectionNanoseconds, 1)) }
     var proxyBinaryRate: Double { totalBytes * 1e9 / Double(max(proxyBinaryNanoseconds, 1)) }
     var relayRate: Double { totalBytes * 1e9 / Double(max(relayNanoseconds, 1)) }
+    var jsonBytes: Double { Double(clients * jsonRequestsPerClient * jsonBodyBytes) }
+    var proxyJSONRate: Double { jsonBytes * 1e9 / Double(max(proxyJSONNanoseconds, 1)) }
+    var directJSONRate: Double { jsonBytes * 1e9 / Double(max(directJSONNanoseconds, 1)) }
     var ratio: Double { proxyRate / max(directRate, 1) }
     var exitedAsExpected: Bool { exitStatus == ProxyBenchProcess.expectedExit }
     var passed: Bool { ratio >= ProxyThroughputFigures.targetRatio && exitedAsExpected && exchangesPrinted == exchangesSent }
@@ -163,6 +172,7 @@ enum ProxyBench {
     static let rateRuns = 3
     static let clients = 8
     static let requestsPerClient = 32
+    static let jsonRequestsPerClient = 256
     static let largeBody = 1 << 20
     static let rounds = 3
     static let hugeBody = 1 << 30
@@ -344,10 +354,10 @@ enum ProxyBench {
     }
 
     /// `clients` threads at once, each `requests` GETs of `bodyBytes`; wall time.
-    static func gang(port: UInt16, origin: UInt16?, requests: Int, bodyBytes: Int, newConnectionEach: Bool, binary: Bool = false,
+    static func gang(port: UInt16, origin: UInt16?, requests: Int, bodyBytes: Int, newConnectionEach: Bool, kind: ProxyBenchServer.Kind = .text,
                      what: String) throws(BenchError) -> UInt64 {
         let failures = Failures()
-        let path = "/\(binary ? "binary" : "bytes")/\(bodyBytes)"
+        let path = "/\(kind.rawValue)/\(bodyBytes)"
         let request = ProxyBenchClient.request(serverPort: origin == nil ? port : origin!, path: path, absolute: origin != nil)
         let (elapsed, results) = try ThreadGang.run(count: clients) { _ in
             do throws(BenchError) {
@@ -372,7 +382,7 @@ enum ProxyBench {
         // Warm-up: a request of each client each way.
         _ = try gang(port: sport, origin: nil, requests: 1, bodyBytes: largeBody, newConnectionEach: false, what: "direct (warm-up)")
         _ = try gang(port: port, origin: sport, requests: 1, bodyBytes: largeBody, newConnectionEach: false, what: "through the proxy (warm-up)")
-        _ = try gang(port: port, origin: sport, requests: 1, bodyBytes: largeBody, newConnectionEach: false, binary: true,
+        _ = try gang(port: port, origin: sport, requests: 1, bodyBytes: largeBody, newConnectionEach: false, kind: .binary,
                      what: "through the proxy, binary bodies (warm-up)")
         let relay = try BareRelay(to: sport)
         defer { relay.stop() }
@@ -388,14 +398,26 @@ enum ProxyBench {
             best.fresh = min(best.fresh, try gang(port: sport, origin: nil, requests: requestsPerClient, bodyBytes: largeBody,
                                                   newConnectionEach: true, what: "direct, a connection per request"))
             best.binary = min(best.binary, try gang(port: port, origin: sport, requests: requestsPerClient, bodyBytes: largeBody,
-                                                    newConnectionEach: false, binary: true, what: "through the proxy, binary bodies"))
+                                                    newConnectionEach: false, kind: .binary, what: "through the proxy, binary bodies"))
         }
-        let sent = clients * 2 * (1 + rounds * requestsPerClient)
+        // API-sized JSON bodies, which the log parses to redact them.
+        let json = ProxyBenchServer.jsonBody.count
+        _ = try gang(port: port, origin: sport, requests: 1, bodyBytes: json, newConnectionEach: false, kind: .json, what: "through the proxy, JSON (warm-up)")
+        var bestJSON = (proxy: UInt64.max, direct: UInt64.max)
+        for _ in 0..<rounds {
+            bestJSON.direct = min(bestJSON.direct, try gang(port: sport, origin: nil, requests: jsonRequestsPerClient, bodyBytes: json,
+                                                            newConnectionEach: false, kind: .json, what: "direct, JSON"))
+            bestJSON.proxy = min(bestJSON.proxy, try gang(port: port, origin: sport, requests: jsonRequestsPerClient, bodyBytes: json,
+                                                          newConnectionEach: false, kind: .json, what: "through the proxy, JSON"))
+        }
+        let sent = clients * 2 * (1 + rounds * requestsPerClient) + clients * (1 + rounds * jsonRequestsPerClient)
         let (status, printed) = try proxy.stop()
         stopped = true
         return ProxyThroughputFigures(clients: clients, requestsPerClient: requestsPerClient, bodyBytes: largeBody, rounds: rounds,
                                       proxyNanoseconds: best.proxy, directNanoseconds: best.direct, directNewConnectionNanoseconds: best.fresh,
                                       proxyBinaryNanoseconds: best.binary, relayNanoseconds: best.relay,
+                                      jsonBodyBytes: json, jsonRequestsPerClient: jsonRequestsPerClient,
+                                      proxyJSONNanoseconds: bestJSON.proxy, directJSONNanoseconds: bestJSON.direct,
                                       exchangesSent: sent, exchangesPrinted: printed, exitStatus: status)
     }
 
@@ -748,6 +770,19 @@ enum ProxyBenchServer {
         }
         return bytes
     }()
+    /// An API's JSON answer of about 64 KiB: 400 small objects in an array.
+    static let jsonBody: [UInt8] = {
+        let items = (1...400).map { n in
+            #"{"id":\#(n),"name":"Item \#(n)","price":\#(n % 97).5,"inStock":\#(n % 3 != 0),"tags":["sale","new"],"updatedAt":"2026-12-03T10:00:00Z","description":"A plain description of item number \#(n) for the catalogue page."}"#
+        }
+        return Array(("{\"items\":[" + items.joined(separator: ",") + "],\"page\":1}").utf8)
+    }()
+
+    /// What a path asks for: /bytes/N (text), /binary/N, /json/N (N: jsonBody's size).
+    enum Kind: String, Sendable {
+        case text = "bytes", binary, json
+    }
+
     static let notFound = Array("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".utf8)
 
     /// Whether `data` is the start of the pattern.
@@ -769,6 +804,7 @@ enum ProxyBenchServer {
     static func start() throws(BenchError) -> BenchServer {
         _ = pattern
         _ = binaryPattern
+        _ = jsonBody
         return try BenchServer(answer: answer)
     }
 
@@ -778,9 +814,11 @@ enum ProxyBenchServer {
         guard let size = path.split(separator: "/").last.flatMap({ Int($0) }), size >= 0 else {
             return BenchServer.send(fd, notFound)
         }
-        let binary = path.hasPrefix("/binary/")
-        let body = binary ? binaryPattern : pattern
-        let head = Array("HTTP/1.1 200 OK\r\nContent-Type: \(binary ? "application/octet-stream" : "text/plain")\r\nContent-Length: \(size)\r\nConnection: \(close ? "close" : "keep-alive")\r\n\r\n".utf8)
+        let binary = path.hasPrefix("/binary/"), json = path.hasPrefix("/json/")
+        if json && size != jsonBody.count { return BenchServer.send(fd, notFound) }
+        let body = binary ? binaryPattern : json ? jsonBody : pattern
+        let type = binary ? "application/octet-stream" : json ? "application/json" : "text/plain"
+        let head = Array("HTTP/1.1 200 OK\r\nContent-Type: \(type)\r\nContent-Length: \(size)\r\nConnection: \(close ? "close" : "keep-alive")\r\n\r\n".utf8)
         if size <= 64 << 10 { return BenchServer.send(fd, head + body[0..<size]) }
         guard BenchServer.send(fd, head) else { return false }
         var left = size
@@ -845,6 +883,8 @@ extension Report {
             add("info: direct, a connection per request", mbps(t.directNewConnectionRate), "(what each exchange would cost without the server connection the proxy keeps)")
             add("info: proxy, binary 1 MiB bodies", mbps(t.proxyBinaryRate),
                 "(\(Format.ratio(t.proxyBinaryRate / max(t.directRate, 1))) direct: bytes the log's redactor does not scan, as it does text)")
+            add("info: proxy, \(Format.fixed(Double(t.jsonBodyBytes) / 1024, 0)) KiB JSON bodies", mbps(t.proxyJSONRate),
+                "(\(Format.ratio(t.proxyJSONRate / max(t.directJSONRate, 1))) the same direct, \(mbps(t.directJSONRate)); \(t.jsonRequestsPerClient) GETs a client)")
             add("info: a bare TCP relay, no proxy", mbps(t.relayRate),
                 "(\(Format.ratio(t.relayRate / max(t.directRate, 1))) direct: one more hop that only moves bytes, a ceiling for any proxy)")
             lines.append("          whole command: `pincer proxy --port 0 --json` subprocess (PINCER_STATE_DIR a new directory), \(t.clients) socket client")
@@ -905,6 +945,8 @@ extension Report {
                 ("proxy_mb_per_second", .rounded(t.proxyRate / 1e6, 1)), ("direct_mb_per_second", .rounded(t.directRate / 1e6, 1)),
                 ("direct_new_connection_mb_per_second", .rounded(t.directNewConnectionRate / 1e6, 1)),
                 ("bare_relay_mb_per_second", .rounded(t.relayRate / 1e6, 1)),
+                ("json_body_bytes", .int(Int64(t.jsonBodyBytes))),
+                ("json_proxy_mb_per_second", .rounded(t.proxyJSONRate / 1e6, 1)), ("json_direct_mb_per_second", .rounded(t.directJSONRate / 1e6, 1)),
                 ("proxy_binary_bodies_mb_per_second", .rounded(t.proxyBinaryRate / 1e6, 1)),
                 ("ratio_proxy_over_direct", .rounded(t.ratio, 3)), ("target_ratio", .double(ProxyThroughputFigures.targetRatio)),
                 ("exchanges_sent", .int(Int64(t.exchangesSent))), ("exchanges_printed", .int(Int64(t.exchangesPrinted))),

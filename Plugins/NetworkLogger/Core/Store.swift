@@ -242,13 +242,18 @@ public final class NetworkStore: @unchecked Sendable {
         }
     }
 
-    /// Adds a finished entry (an import or a file being opened): request and
-    /// response sides pass redaction like captured ones. Bodies arrive as
-    /// `.stored(raw bytes)`. Returns nil when an ignore rule matches.
-    public func add(_ raw: NetworkEntry) -> UInt64? {
+    /// Adds a finished entry (an import, a file being opened, an exchange
+    /// the proxy saw to its end): request and response sides pass redaction
+    /// like captured ones, and the store's lock is taken once. Bodies arrive
+    /// as `.stored(raw bytes)` with their size as sent. Returns the entry as
+    /// stored, or nil when an ignore rule matches.
+    @discardableResult
+    public func add(_ raw: NetworkEntry) -> NetworkEntry? {
         let kind = rule(method: raw.method, url: raw.url)
         if kind == .ignore { return nil }
-        return append(redacted(raw, metadataOnly: kind == .metadataOnly, restoring: false))
+        let stored = appendQuietly(redacted(raw, metadataOnly: kind == .metadataOnly, restoring: false))
+        announce(stored)
+        return stored
     }
 
     /// Adds finished entries as `add` does, in order (ids increase in the

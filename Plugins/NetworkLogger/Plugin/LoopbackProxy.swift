@@ -67,7 +67,32 @@ final class LoopbackProxy: Sendable {
     /// Entries recorded by the connections' threads, for `run`'s thread to show.
     private let recorded = Mutex<[NetworkEntry]>([])
 
-    func announce(_ entry: NetworkEntry) { recorded.withLock { $0.append(entry) } }
+    /// Stores one finished exchange, redacted, in one turn of the store's
+    /// lock (the connections' threads record at once), and queues it to be
+    /// shown. `response` nil: it failed with `failure`.
+    func record(method: String, url: String, started: Double, headers: [Header], request: BodyCopy, interventions: [Intervention] = [],
+                stubbed: Bool = false, response: RawResponse? = nil, failure: String? = nil, note: String? = nil) {
+        var e = NetworkEntry(source: .proxy, startedAt: started, method: method, url: url)
+        e.requestHeaders = headers
+        e.requestBody = Body(payload: .stored(request.bytes), size: request.total, mimeType: headers.first("Content-Type") ?? "")
+        e.interventions = interventions
+        e.stubbed = stubbed
+        if let note { e.notes.append(note) }
+        if let r = response {
+            e.state = .complete
+            e.status = r.status
+            e.statusText = r.statusText
+            e.httpVersion = r.httpVersion
+            e.responseHeaders = r.headers
+            e.responseBody = Body(payload: .stored(r.body), size: r.bodySize ?? r.body.count, mimeType: r.headers.first("Content-Type") ?? "")
+            e.timings = r.timings
+        } else {
+            e.state = .failed
+            e.error = failure ?? "failed"
+        }
+        guard let stored = logger.store.add(e) else { return }
+        recorded.withLock { $0.append(stored) }
+    }
 
     /// Serves until `cancelled` (Ctrl-C); then stops taking connections,
     /// ends the open ones and waits (at most 5 s) for their threads. `show`

@@ -82,18 +82,11 @@ struct ProxyExchange {
         // Answered here: a block or a mock. A streaming body still unread ends the connection.
         func answerHere(_ bytes: [UInt8], status: Int, headers: [Header], body: [UInt8], stubbed: Bool, error: String?) throws(ProxyFailure) -> Bool {
             try client.write(bytes)
-            let id = store.begin(source: .proxy, startedAt: started, method: method, url: target, headers: head.headers,
-                                 body: requestCopy.bytes, stubbed: stubbed)
-            if let id {
-                store.annotate(id, interventions, stubbed: stubbed)
-                if let error { store.fail(id, error: error) } else {
-                    var r = RawResponse(status: status)
-                    r.headers = headers
-                    r.body = body
-                    store.complete(id, r)
-                }
-                if let e = store.entry(id) { proxy.announce(e) }
-            }
+            var r = RawResponse(status: status)
+            r.headers = headers
+            r.body = body
+            proxy.record(method: method, url: target, started: started, headers: head.headers, request: requestCopy, interventions: interventions,
+                         stubbed: stubbed, response: error == nil ? r : nil, failure: error)
             return keepAlive && streamed == .none
         }
 
@@ -358,12 +351,8 @@ struct ProxyExchange {
 
     private func record(method: String, target: String, started: Double, request: BodyCopy, interventions: [Intervention],
                         response: RawResponse? = nil, failure: String? = nil) {
-        let store = proxy.logger.store
-        guard let id = store.begin(source: .proxy, startedAt: started, method: method, url: target, headers: head.headers,
-                                   body: request.bytes, bodySize: request.total) else { return }
-        if !interventions.isEmpty { store.annotate(id, interventions, stubbed: false) }
-        if let response { store.complete(id, response) } else { store.fail(id, error: failure ?? "failed") }
-        if let e = store.entry(id) { proxy.announce(e) }
+        proxy.record(method: method, url: target, started: started, headers: head.headers, request: request, interventions: interventions,
+                     response: response, failure: failure)
     }
 }
 
@@ -406,20 +395,14 @@ struct Tunnel {
         let host = String(target[..<colon])
         let started = WallClock.now(), t0 = Breakpoints.now()
         let url = "https://\(target)/"
-        let store = proxy.logger.store
         let server: ProxySocket
         do throws(ProxyFailure) { server = try ProxySocket.connect(host: host, port: port, timeoutMs: proxy.options.connectTimeoutMs, buffer: client.scratch) } catch {
-            if let id = store.begin(source: .proxy, startedAt: started, method: "CONNECT", url: url, headers: head.headers, body: []) {
-                store.fail(id, error: error.message)
-                if let e = store.entry(id) { proxy.announce(e) }
-            }
+            proxy.record(method: "CONNECT", url: url, started: started, headers: head.headers, request: BodyCopy(cap: 0), failure: error.message)
             throw error
         }
         let connectMs = (Breakpoints.now() - t0) * 1000
         try client.write("HTTP/1.1 200 Connection established\r\n\r\n")
         let (up, down) = relay(server)
-        guard let id = store.begin(source: .proxy, startedAt: started, method: "CONNECT", url: url, headers: head.headers, body: [], bodySize: up) else { return }
-        store.note(id, "tunnelled (TLS is not decrypted): \(up) bytes to \(host):\(port), \(down) bytes back")
         var r = RawResponse(status: 200)
         r.statusText = "Connection established"
         r.bodySize = down
@@ -427,8 +410,10 @@ struct Tunnel {
         timings.connect = connectMs
         timings.receive = (Breakpoints.now() - t0) * 1000 - connectMs
         r.timings = timings
-        store.complete(id, r)
-        if let e = store.entry(id) { proxy.announce(e) }
+        var sent = BodyCopy(cap: 0)
+        sent.total = up
+        proxy.record(method: "CONNECT", url: url, started: started, headers: head.headers, request: sent, response: r,
+                     note: "tunnelled (TLS is not decrypted): \(up) bytes to \(host):\(port), \(down) bytes back")
     }
 
     /// Copies both ways until both sides are done (or one fails); bytes up and down.
