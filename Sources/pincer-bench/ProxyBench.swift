@@ -18,7 +18,8 @@
 //   through it to one client.
 //
 // The loopback server (BenchServer with ProxyBenchServer.answer) serves /<anything>/N: N bytes
-// of a fixed ASCII pattern (/binary/N: of random bytes), written from a
+// of a fixed ASCII pattern (/binary/N: of random bytes; /json/N: an API's
+// JSON answer of about 75 KiB, N its size), written from a
 // 1 MiB buffer as they are sent (never held whole), with Content-Length,
 // keep-alive, a thread per connection.
 import Foundation

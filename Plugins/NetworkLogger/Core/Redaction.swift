@@ -1592,7 +1592,7 @@ enum NameVerdicts {
     static let maximumNameBytes = 128
 
     static func memo() -> RedactionMemo<Verdict> {
-        RedactionMemo(maximumEntries: maximumEntries, maximumKeyBytes: maximumNameBytes)
+        RedactionMemo(maximumEntries: maximumEntries, maximumKeyBytes: maximumNameBytes, threadCached: true)
     }
 }
 
@@ -1665,7 +1665,8 @@ final class RedactionMemo<Value: Sendable>: Sendable {
 
     private let table: Mutex<Table>
 
-    init(maximumEntries: Int, maximumKeyBytes: Int, admitOnSecondSight: Bool = false) {
+    init(maximumEntries: Int, maximumKeyBytes: Int, admitOnSecondSight: Bool = false, threadCached: Bool = false) {
+        self.threadCached = threadCached
         self.maximumEntries = maximumEntries
         self.maximumKeyBytes = maximumKeyBytes
         self.admitOnSecondSight = admitOnSecondSight
@@ -1689,28 +1690,36 @@ final class RedactionMemo<Value: Sendable>: Sendable {
     func lookup<R>(_ kind: UInt8, _ key: UnsafeBufferPointer<UInt8>, _ read: (borrowing Value) -> R) -> R? {
         guard key.count <= maximumKeyBytes else { return nil }
         let h = RedactionMemo.hash(kind, key)
-        let hits = ThreadHits.of(self)
-        if let value = hits.find(h, key) { return read(value) }
+        // Long keys (header values) are many and seldom asked for by several threads at once.
+        let hits = threadCached && key.count <= ThreadHits.keyBytes ? ThreadHits.of(self) : nil
+        if let value = hits?.find(h, key) { return read(value) }
         let found: Value? = table.withLock { t in
             let (i, found) = t.probe(h, key)
             return found ? t.values[i] : nil
         }
         guard let found else { return nil }
-        hits.keep(h, key, found)
+        hits?.keep(h, key, found)
         return read(found)
     }
+
+    /// Each thread keeps its recent hits (`ThreadHits`): for names, which
+    /// every thread asks for; header values are many and seldom shared.
+    private let threadCached: Bool
 
     /// Tells this memo from others in a thread's `ThreadHits`.
     private let id = RedactionMemoIDs.next()
 
     /// A thread's recent hits of one memo: direct mapped, no lock (only its
-    /// thread touches it). Every value is the table's, so a hit is as true
-    /// as the table (a value depends on its key alone).
+    /// thread touches it), keys of up to `keyBytes` held in place (keeping
+    /// one allocates nothing). Every value is the table's, so a hit is as
+    /// true as the table (a value depends on its key alone).
     private final class ThreadHits {
         static var slots: Int { 256 }
-        var hashes = [UInt64](repeating: 0, count: slots)
-        var keys = [[UInt8]](repeating: [], count: slots)
-        var values = [Value?](repeating: nil, count: slots)
+        static var keyBytes: Int { 32 }
+        private var hashes = [UInt64](repeating: 0, count: slots)
+        private var lengths = [Int](repeating: 0, count: slots)
+        private var keys = [UInt8](repeating: 0, count: slots * keyBytes)
+        private var values = [Value?](repeating: nil, count: slots)
 
         static func of(_ memo: RedactionMemo) -> ThreadHits {
             let box = RedactionThreadLocal.box()
@@ -1722,15 +1731,19 @@ final class RedactionMemo<Value: Sendable>: Sendable {
 
         func find(_ hash: UInt64, _ key: UnsafeBufferPointer<UInt8>) -> Value? {
             let i = Int(truncatingIfNeeded: hash >> 32) & (Self.slots - 1)
-            guard hashes[i] == hash else { return nil }
-            let same = keys[i].withUnsafeBufferPointer { $0.count == key.count && (key.isEmpty || memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0) }
+            guard hashes[i] == hash, lengths[i] == key.count else { return nil }
+            let same = key.isEmpty || keys.withUnsafeBufferPointer { memcmp($0.baseAddress! + i * Self.keyBytes, key.baseAddress!, key.count) == 0 }
             return same ? values[i] : nil
         }
 
         func keep(_ hash: UInt64, _ key: UnsafeBufferPointer<UInt8>, _ value: Value) {
+            guard key.count <= Self.keyBytes else { return }
             let i = Int(truncatingIfNeeded: hash >> 32) & (Self.slots - 1)
             hashes[i] = hash
-            keys[i] = Array(key)
+            lengths[i] = key.count
+            if let source = key.baseAddress {
+                keys.withUnsafeMutableBufferPointer { ($0.baseAddress! + i * Self.keyBytes).update(from: source, count: key.count) }
+            }
             values[i] = value
         }
     }
