@@ -46,33 +46,7 @@ final class BenchServer: @unchecked Sendable {
     /// Binds 127.0.0.1:0, listens and starts accepting.
     init(answer: @escaping Answer = BenchServer.fixedAnswer) throws(BenchError) {
         self.answer = answer
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: \(BenchServer.lastError())") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 128) == 0 else {
-            let message = BenchServer.lastError()
-            close(fd)
-            throw BenchError("cannot listen on 127.0.0.1: \(message)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else {
-            let message = BenchServer.lastError()
-            close(fd)
-            throw BenchError("getsockname: \(message)")
-        }
-        listener = fd
-        port = UInt16(bigEndian: address.sin_port)
+        (listener, port) = try BenchServer.listenOnLoopback()
 
         // The accept thread holds the server until stop() joins it.
         let rc = pthread_create(&acceptThread, nil, { raw in
@@ -80,9 +54,32 @@ final class BenchServer: @unchecked Sendable {
             return nil
         }, Unmanaged.passUnretained(self).toOpaque())
         guard rc == 0 else {
-            close(fd)
+            close(listener)
             throw BenchError("pthread_create for the server's accept thread: \(String(cString: strerror(rc)))")
         }
+    }
+
+    /// A listening socket on 127.0.0.1, a port the kernel picks.
+    static func listenOnLoopback() throws(BenchError) -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("socket: \(BenchServer.lastError())") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 128) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ok else {
+            let message = BenchServer.lastError()
+            close(fd)
+            throw BenchError("cannot listen on 127.0.0.1: \(message)")
+        }
+        return (fd, UInt16(bigEndian: address.sin_port))
     }
 
     /// "http://127.0.0.1:PORT"
