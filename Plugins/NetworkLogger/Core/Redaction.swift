@@ -442,8 +442,7 @@ public struct Redactor: Sendable {
             // Cheap pre-check of `sensitiveValue`: a word followed by a byte
             // that cannot start a separator (`=`, `:`, a quote, a space or a
             // tab) has no value after it.
-            if k < end, !has(k, ScanClass.mayFollowName) {
-            } else if let value = sensitiveValue(after: word, in: b) {
+            if k == end || has(k, ScanClass.mayFollowName), let value = sensitiveValue(after: word, in: b) {
                 flush(to: value.lowerBound, &out)
                 out.insert(Redactor.markerBytes)
                 copied = value.upperBound
